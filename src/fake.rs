@@ -1,0 +1,327 @@
+//! An in-memory `Host` for native tests and benchmarks of the policy: a filesystem with
+//! roots, a manual clock, captured logs, scripted HTTP and subagents, and injected faults.
+
+use crate::host::*;
+use std::cell::{Cell, RefCell};
+use std::collections::{BTreeMap, VecDeque};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Node {
+    File { data: Vec<u8>, modified_ms: u64 },
+    Dir,
+    Symlink,
+}
+
+#[derive(Default)]
+pub struct FakeHost {
+    /// Mapped roots and their entries, keyed by full relative path.
+    pub roots: RefCell<BTreeMap<Root, BTreeMap<String, Node>>>,
+    pub now: Cell<u64>,
+    pub logs: RefCell<Vec<(Level, String)>>,
+    pub endpoints: RefCell<BTreeMap<String, bool>>,
+    pub http_script: RefCell<VecDeque<Result<HttpResponse, HttpError>>>,
+    pub http_requests: RefCell<Vec<HttpRequest>>,
+    pub started: RefCell<Vec<SubagentSpec>>,
+    pub restricted: RefCell<Vec<(String, Vec<String>)>>,
+    pub aborted: RefCell<Vec<String>>,
+    pub refuse_starts: Cell<bool>,
+    /// Fail the n-th (1-based) write or rename from now on with `Io`.
+    pub fail_write_at: Cell<Option<u64>>,
+    pub fail_rename_at: Cell<Option<u64>>,
+    writes: Cell<u64>,
+    renames: Cell<u64>,
+}
+
+impl FakeHost {
+    /// A host with the user-skills and state roots mapped, the clock at `now_ms`.
+    pub fn new(now_ms: u64) -> FakeHost {
+        let host = FakeHost::default();
+        host.now.set(now_ms);
+        host.map_root(Root::UserSkills);
+        host.map_root(Root::State);
+        host
+    }
+
+    pub fn map_root(&self, root: Root) {
+        self.roots.borrow_mut().entry(root).or_default();
+    }
+
+    pub fn add_endpoint(&self, name: &str, with_credential: bool) {
+        self.endpoints.borrow_mut().insert(name.to_string(), with_credential);
+    }
+
+    pub fn advance(&self, ms: u64) {
+        self.now.set(self.now.get() + ms);
+    }
+
+    /// Places a symlink entry (the fake never follows it; every operation through it fails).
+    pub fn add_symlink(&self, root: &Root, path: &str) {
+        if let Some(entries) = self.roots.borrow_mut().get_mut(root) {
+            entries.insert(path.to_string(), Node::Symlink);
+        }
+    }
+
+    /// Every file under a root, for "nothing changed" assertions.
+    pub fn snapshot(&self) -> BTreeMap<Root, BTreeMap<String, Node>> {
+        self.roots.borrow().clone()
+    }
+
+    pub fn file(&self, root: &Root, path: &str) -> Option<Vec<u8>> {
+        match self.roots.borrow().get(root)?.get(path)? {
+            Node::File { data, .. } => Some(data.clone()),
+            _ => None,
+        }
+    }
+
+    pub fn logged(&self, needle: &str) -> bool {
+        self.logs.borrow().iter().any(|(_, m)| m.contains(needle))
+    }
+
+    fn check_path(path: &str) -> Result<(), FsError> {
+        if path.starts_with('/')
+            || path.contains('\\')
+            || path.contains('\0')
+            || path.split('/').any(|c| c.is_empty() || c == "." || c == "..")
+        {
+            return Err(FsError::InvalidPath);
+        }
+        Ok(())
+    }
+
+    /// Checks the parents of `path`: no symlink, no file where a folder must be.
+    fn check_parents(entries: &BTreeMap<String, Node>, path: &str) -> Result<(), FsError> {
+        let mut prefix = String::new();
+        let parts: Vec<&str> = path.split('/').collect();
+        for part in &parts[..parts.len().saturating_sub(1)] {
+            if !prefix.is_empty() {
+                prefix.push('/');
+            }
+            prefix.push_str(part);
+            match entries.get(&prefix) {
+                Some(Node::Symlink) => return Err(FsError::Symlink),
+                Some(Node::File { .. }) => return Err(FsError::WrongKind),
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn with_root<T>(
+        &self,
+        root: &Root,
+        path: &str,
+        f: impl FnOnce(&mut BTreeMap<String, Node>) -> Result<T, FsError>,
+    ) -> Result<T, FsError> {
+        Self::check_path(path)?;
+        let mut roots = self.roots.borrow_mut();
+        let entries = roots.get_mut(root).ok_or(FsError::NotPermitted)?;
+        Self::check_parents(entries, path)?;
+        if matches!(entries.get(path), Some(Node::Symlink)) {
+            return Err(FsError::Symlink);
+        }
+        f(entries)
+    }
+
+    fn make_parents(entries: &mut BTreeMap<String, Node>, path: &str) {
+        let mut prefix = String::new();
+        let parts: Vec<&str> = path.split('/').collect();
+        for part in &parts[..parts.len().saturating_sub(1)] {
+            if !prefix.is_empty() {
+                prefix.push('/');
+            }
+            prefix.push_str(part);
+            entries.entry(prefix.clone()).or_insert(Node::Dir);
+        }
+    }
+
+    fn bump(counter: &Cell<u64>, fail_at: &Cell<Option<u64>>) -> Result<(), FsError> {
+        counter.set(counter.get() + 1);
+        if fail_at.get() == Some(counter.get()) {
+            return Err(FsError::Io("injected fault".into()));
+        }
+        Ok(())
+    }
+}
+
+impl Host for FakeHost {
+    fn read(&self, root: &Root, path: &str) -> Result<Vec<u8>, FsError> {
+        self.with_root(root, path, |entries| match entries.get(path) {
+            Some(Node::File { data, .. }) => Ok(data.clone()),
+            Some(_) => Err(FsError::WrongKind),
+            None => Err(FsError::NotFound),
+        })
+    }
+
+    fn write(&self, root: &Root, path: &str, data: &[u8], mode: WriteMode) -> Result<(), FsError> {
+        Self::bump(&self.writes, &self.fail_write_at)?;
+        let now = self.now.get();
+        self.with_root(root, path, |entries| {
+            let mut bytes = match (entries.get(path), mode) {
+                (Some(Node::Dir), _) => return Err(FsError::WrongKind),
+                (Some(_), WriteMode::CreateNew) => return Err(FsError::AlreadyExists),
+                (Some(Node::File { data, .. }), WriteMode::Append) => data.clone(),
+                _ => Vec::new(),
+            };
+            bytes.extend_from_slice(data);
+            Self::make_parents(entries, path);
+            entries.insert(path.to_string(), Node::File { data: bytes, modified_ms: now });
+            Ok(())
+        })
+    }
+
+    fn rename(&self, root: &Root, from: &str, to: &str) -> Result<(), FsError> {
+        Self::bump(&self.renames, &self.fail_rename_at)?;
+        Self::check_path(to)?;
+        self.with_root(root, from, |entries| {
+            Self::check_parents(entries, to)?;
+            if matches!(entries.get(to), Some(Node::Symlink)) {
+                return Err(FsError::Symlink);
+            }
+            let node = entries.remove(from).ok_or(FsError::NotFound)?;
+            // Move a folder's children along with it.
+            let children: Vec<String> =
+                entries.keys().filter(|k| k.starts_with(&format!("{from}/"))).cloned().collect();
+            for child in children {
+                if let Some(n) = entries.remove(&child) {
+                    entries.insert(format!("{to}{}", &child[from.len()..]), n);
+                }
+            }
+            Self::make_parents(entries, to);
+            entries.insert(to.to_string(), node);
+            Ok(())
+        })
+    }
+
+    fn remove_file(&self, root: &Root, path: &str) -> Result<(), FsError> {
+        self.with_root(root, path, |entries| match entries.get(path) {
+            Some(Node::File { .. }) => {
+                entries.remove(path);
+                Ok(())
+            }
+            Some(_) => Err(FsError::WrongKind),
+            None => Err(FsError::NotFound),
+        })
+    }
+
+    fn remove_dir(&self, root: &Root, path: &str) -> Result<(), FsError> {
+        self.with_root(root, path, |entries| {
+            match entries.get(path) {
+                Some(Node::Dir) => {}
+                Some(_) => return Err(FsError::WrongKind),
+                None => return Err(FsError::NotFound),
+            }
+            if entries.keys().any(|k| k.starts_with(&format!("{path}/"))) {
+                return Err(FsError::Io("folder not empty".into()));
+            }
+            entries.remove(path);
+            Ok(())
+        })
+    }
+
+    fn create_dir_all(&self, root: &Root, path: &str) -> Result<(), FsError> {
+        self.with_root(root, path, |entries| {
+            match entries.get(path) {
+                Some(Node::File { .. }) => return Err(FsError::WrongKind),
+                _ => {
+                    Self::make_parents(entries, path);
+                    entries.insert(path.to_string(), Node::Dir);
+                }
+            }
+            Ok(())
+        })
+    }
+
+    fn list_dir(&self, root: &Root, path: &str) -> Result<Vec<(String, EntryKind)>, FsError> {
+        let roots = self.roots.borrow();
+        let entries = roots.get(root).ok_or(FsError::NotPermitted)?;
+        let prefix = if path.is_empty() {
+            String::new()
+        } else {
+            Self::check_path(path)?;
+            Self::check_parents(entries, path)?;
+            match entries.get(path) {
+                Some(Node::Dir) => {}
+                Some(Node::Symlink) => return Err(FsError::Symlink),
+                Some(Node::File { .. }) => return Err(FsError::WrongKind),
+                None => return Err(FsError::NotFound),
+            }
+            format!("{path}/")
+        };
+        Ok(entries
+            .iter()
+            .filter_map(|(k, node)| {
+                let rest = k.strip_prefix(&prefix)?;
+                (!rest.is_empty() && !rest.contains('/')).then(|| {
+                    let kind = match node {
+                        Node::File { .. } => EntryKind::File,
+                        Node::Dir => EntryKind::Dir,
+                        Node::Symlink => EntryKind::Symlink,
+                    };
+                    (rest.to_string(), kind)
+                })
+            })
+            .collect())
+    }
+
+    fn stat(&self, root: &Root, path: &str) -> Result<Stat, FsError> {
+        Self::check_path(path)?;
+        let roots = self.roots.borrow();
+        let entries = roots.get(root).ok_or(FsError::NotPermitted)?;
+        Self::check_parents(entries, path)?;
+        match entries.get(path) {
+            Some(Node::File { data, modified_ms }) => {
+                Ok(Stat { kind: EntryKind::File, size: data.len() as u64, modified_ms: *modified_ms })
+            }
+            Some(Node::Dir) => Ok(Stat { kind: EntryKind::Dir, size: 0, modified_ms: 0 }),
+            Some(Node::Symlink) => Ok(Stat { kind: EntryKind::Symlink, size: 0, modified_ms: 0 }),
+            None => Err(FsError::NotFound),
+        }
+    }
+
+    fn has_root(&self, root: &Root) -> bool {
+        self.roots.borrow().contains_key(root)
+    }
+
+    fn http_post(&self, request: &HttpRequest) -> Result<HttpResponse, HttpError> {
+        self.http_requests.borrow_mut().push(request.clone());
+        match self.endpoints.borrow().get(&request.endpoint) {
+            None => return Err(HttpError::Denied),
+            Some(false) => return Err(HttpError::NoCredential),
+            Some(true) => {}
+        }
+        self.http_script.borrow_mut().pop_front().unwrap_or(Err(HttpError::Network("no scripted response".into())))
+    }
+
+    fn has_endpoint(&self, endpoint: &str) -> bool {
+        self.endpoints.borrow().contains_key(endpoint)
+    }
+
+    fn has_credential(&self, endpoint: &str) -> bool {
+        self.endpoints.borrow().get(endpoint).copied().unwrap_or(false)
+    }
+
+    fn subagent_start(&self, spec: &SubagentSpec) -> Result<String, String> {
+        if self.refuse_starts.get() {
+            return Err("the provider refused the activation".into());
+        }
+        self.started.borrow_mut().push(spec.clone());
+        Ok(format!("act-{}", self.started.borrow().len()))
+    }
+
+    fn subagent_restrict_tools(&self, id: &str, tools: &[String]) -> Result<(), String> {
+        self.restricted.borrow_mut().push((id.to_string(), tools.to_vec()));
+        Ok(())
+    }
+
+    fn subagent_abort(&self, id: &str) {
+        self.aborted.borrow_mut().push(id.to_string());
+    }
+
+    fn now_ms(&self) -> u64 {
+        self.now.get()
+    }
+
+    fn log(&self, level: Level, message: &str) {
+        self.logs.borrow_mut().push((level, message.to_string()));
+    }
+}

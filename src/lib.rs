@@ -1,0 +1,18 @@
+//! self-evolve: a governed, self-improving skill library for agent harnesses.
+//! Policy lives in ordinary Rust behind the `Host` port; `adapter.rs` (wasm only) binds it to the WIT.
+
+pub mod api;
+pub mod config;
+pub mod errors;
+pub mod guidance;
+pub mod host;
+pub mod plugin;
+pub mod tools;
+
+#[cfg(any(test, feature = "fake-host"))]
+pub mod fake;
+
+#[cfg(target_arch = "wasm32")]
+mod adapter;
+
+pub use plugin::Plugin;

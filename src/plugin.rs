@@ -1,0 +1,197 @@
+//! The plugin as one value: configuration, activation report and the dispatch of every export.
+//! It owns no policy of its own; each export hands off to the module that owns the concept.
+
+use crate::api::{
+    ActivationResult, CallContext, ConfigError, Decision, InitReport, Part, PartState, ToolEvent, ToolSpec, TurnStatus,
+};
+use crate::config::{Config, GateKind};
+use crate::errors::ToolError;
+use crate::host::{Host, Level, Root};
+use crate::tools;
+
+/// Host services a part may wait for (seed 002, "Entry and activation").
+pub const KNOWN_SERVICES: &[&str] = &["tools", "commands", "system-prompt", "agents", "subagents"];
+
+pub struct Plugin<H: Host> {
+    host: H,
+    state: Option<Active>,
+}
+
+/// Everything that exists only after a successful `init`.
+struct Active {
+    config: Config,
+    services: Vec<String>,
+}
+
+impl<H: Host> Plugin<H> {
+    pub fn new(host: H) -> Plugin<H> {
+        Plugin { host, state: None }
+    }
+
+    pub fn host(&self) -> &H {
+        &self.host
+    }
+
+    pub fn config(&self) -> Option<&Config> {
+        self.state.as_ref().map(|s| &s.config)
+    }
+
+    /// Resolves the config and reports which parts are active. A failed init keeps the
+    /// previous state (a live plugin is not torn down by a bad reload).
+    pub fn init(&mut self, config_json: &str, services: &[String]) -> Result<InitReport, ConfigError> {
+        let config = Config::parse(config_json)?;
+        let mut warnings = Vec::new();
+        for service in services {
+            if !KNOWN_SERVICES.contains(&service.as_str()) {
+                warnings.push(format!(
+                    "unknown host service `{service}` ignored (known: {})",
+                    KNOWN_SERVICES.join(", ")
+                ));
+            }
+        }
+        let parts = self.parts(&config, services, &mut warnings);
+        for warning in &warnings {
+            self.host.log(Level::Warn, warning);
+        }
+        let report = InitReport {
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            parts,
+            warnings,
+            config_json: config.to_json().to_string(),
+        };
+        self.state = Some(Active { config, services: services.to_vec() });
+        self.host.log(Level::Info, &format!("self-evolve {} initialised", report.version));
+        Ok(report)
+    }
+
+    fn parts(&self, config: &Config, services: &[String], warnings: &mut Vec<String>) -> Vec<Part> {
+        let needs = |names: &[&str]| -> Vec<String> {
+            names.iter().filter(|n| !services.iter().any(|s| s == *n)).map(|n| n.to_string()).collect()
+        };
+        let part = |name: &str, missing: Vec<String>, detail: String| Part {
+            name: name.to_string(),
+            state: if missing.is_empty() { PartState::Active } else { PartState::Pending },
+            missing,
+            detail,
+        };
+        let mut parts = vec![
+            part("skill-manage", needs(&["tools"]), "the skill_manage tool".into()),
+            part("guidance", needs(&["system-prompt"]), "system-prompt section for skill_manage".into()),
+            part("command", needs(&["commands"]), "the /skills command".into()),
+        ];
+
+        let mut review = part("review", needs(&["agents", "subagents"]), "background reviews after completed turns".into());
+        if !config.review.enabled && review.state == PartState::Active {
+            review.state = PartState::Disabled;
+            review.detail = "review.enabled is false; `/skills review on` switches it on".into();
+        }
+        parts.push(review);
+
+        let gate = match config.review.gate {
+            GateKind::Counters => part("gate", vec![], "counters: due reviews always run".into()),
+            GateKind::Jev => {
+                let endpoint = &config.review.jev.endpoint;
+                let problem = if !self.host.has_endpoint(endpoint) {
+                    Some(format!("the host has no HTTP endpoint named `{endpoint}`"))
+                } else if !self.host.has_credential(endpoint) {
+                    Some(format!("the host has no credential for endpoint `{endpoint}`"))
+                } else {
+                    None
+                };
+                match problem {
+                    Some(why) => {
+                        warnings.push(format!("review.gate is jev but {why}: the gate stays on counters"));
+                        part("gate", vec![format!("http:{endpoint}")], format!("counters ({why})"))
+                    }
+                    None => part("gate", vec![], format!("jev via endpoint `{endpoint}`")),
+                }
+            }
+        };
+        parts.push(gate);
+
+        let mut curator = if self.host.has_root(&Root::UserSkills) {
+            part("curator", vec![], "stale/archive lifecycle of user-scope skills".into())
+        } else {
+            part("curator", vec!["fs:user-skills".into()], "needs the user-skills root".into())
+        };
+        if !config.curator.enabled {
+            curator.state = PartState::Disabled;
+            curator.missing.clear();
+            curator.detail = "curator.enabled is false".into();
+        }
+        parts.push(curator);
+        parts
+    }
+
+    pub fn tool_specs(&self) -> Vec<ToolSpec> {
+        tools::specs()
+    }
+
+    /// Both arms are JSON for the model.
+    pub fn call_tool(&mut self, ctx: &CallContext, name: &str, args_json: &str) -> Result<String, String> {
+        self.call_tool_inner(ctx, name, args_json).map_err(|err| err.to_json())
+    }
+
+    fn call_tool_inner(&mut self, _ctx: &CallContext, name: &str, _args_json: &str) -> Result<String, ToolError> {
+        self.require_init()?;
+        if name != tools::SKILL_MANAGE {
+            return Err(ToolError::new(
+                "unknown-tool",
+                format!("this plugin has no tool named `{name}`"),
+                format!("call `{}` instead", tools::SKILL_MANAGE),
+            ));
+        }
+        Err(ToolError::new(
+            "not-built",
+            "skill_manage is published but its actions are not built in this version",
+            "carry on without skill_manage for now",
+        ))
+    }
+
+    fn require_init(&self) -> Result<&Active, ToolError> {
+        self.state.as_ref().ok_or_else(|| {
+            ToolError::new("not-initialized", "the plugin has not been initialised", "the host must call plugin.init first")
+        })
+    }
+
+    pub fn user_message(&mut self, _ctx: &CallContext, _text: &str, _human: bool) -> Vec<Decision> {
+        Vec::new()
+    }
+
+    pub fn assistant_message(&mut self, _ctx: &CallContext, _text: &str) -> Vec<Decision> {
+        Vec::new()
+    }
+
+    pub fn tool_result(&mut self, _ctx: &CallContext, _event: &ToolEvent) -> Vec<Decision> {
+        Vec::new()
+    }
+
+    pub fn turn_end(&mut self, _ctx: &CallContext, _status: TurnStatus) -> Vec<Decision> {
+        Vec::new()
+    }
+
+    pub fn activation_end(&mut self, _result: &ActivationResult) -> Vec<Decision> {
+        Vec::new()
+    }
+
+    pub fn tick(&mut self) -> Vec<Decision> {
+        Vec::new()
+    }
+
+    pub fn run_command(&mut self, _ctx: &CallContext, args: &str) -> Result<String, String> {
+        let words: Vec<&str> = args.split_whitespace().collect();
+        match words.first().copied() {
+            None | Some("help") => Ok(command_help()),
+            Some(sub) => Err(format!("`/skills {sub}` is not built in this version.\n\n{}", command_help())),
+        }
+    }
+
+    pub fn guidance(&self) -> Option<String> {
+        let active = self.state.as_ref()?;
+        active.services.iter().any(|s| s == "system-prompt").then(crate::guidance::section)
+    }
+}
+
+fn command_help() -> String {
+    "usage: /skills <subcommand>\n\n  help    this message\n\nSubcommands for listing, approving and reviewing arrive with their features.".to_string()
+}

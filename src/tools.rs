@@ -1,0 +1,62 @@
+//! The tools the plugin publishes to the agent, with their JSON Schemas.
+//! Only `skill_manage` today; its behaviour lives in the skill library modules.
+
+use crate::api::ToolSpec;
+use serde_json::json;
+
+pub const SKILL_MANAGE: &str = "skill_manage";
+
+pub const ACTIONS: &[&str] = &["create", "view", "list", "patch", "edit", "write_file", "remove_file", "archive"];
+
+pub fn specs() -> Vec<ToolSpec> {
+    vec![ToolSpec {
+        name: SKILL_MANAGE.to_string(),
+        description: "Create, read and improve SKILL.md skills in the user or project skill library. \
+            View a skill before changing it; patch an existing skill before creating a new one; \
+            one class-level skill per lesson; never include secrets or machine-specific trivia."
+            .to_string(),
+        parameters_schema: skill_manage_schema().to_string(),
+    }]
+}
+
+fn skill_manage_schema() -> serde_json::Value {
+    json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["action"],
+        "properties": {
+            "action": {"type": "string", "enum": ACTIONS,
+                "description": "create: new skill; view: read one (registers the read); list: all skills; patch: replace an exact string; edit: replace the whole SKILL.md; write_file/remove_file: supporting files; archive: retire a skill"},
+            "name": {"type": "string", "pattern": "^[a-z0-9]+(-[a-z0-9]+)*$", "maxLength": 64,
+                "description": "Skill name: lowercase letters, digits and single hyphens; equals its folder name"},
+            "scope": {"type": "string", "enum": ["user", "project"],
+                "description": "Where a new skill goes (default user). Existing skills are found in both scopes, project first"},
+            "description": {"type": "string", "minLength": 1, "maxLength": 1024,
+                "description": "create: what the skill does and when to use it"},
+            "body": {"type": "string", "description": "create: the Markdown body after the frontmatter"},
+            "content": {"type": "string", "description": "edit: the whole new SKILL.md; write_file: the file's content"},
+            "old_string": {"type": "string", "description": "patch: exact text to replace (must be unique unless replace_all)"},
+            "new_string": {"type": "string", "description": "patch: replacement text"},
+            "replace_all": {"type": "boolean", "default": false},
+            "file_path": {"type": "string",
+                "description": "write_file/remove_file/view: path under references/, templates/, scripts/ or assets/"},
+            "reason": {"type": "string", "description": "Why this change: shown to the operator with staged writes"}
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn skill_manage_schema_is_valid_json_listing_every_action() {
+        let specs = specs();
+        assert_eq!(specs.len(), 1);
+        let schema: serde_json::Value = serde_json::from_str(&specs[0].parameters_schema).unwrap();
+        let actions = schema["properties"]["action"]["enum"].as_array().unwrap();
+        assert_eq!(actions.len(), ACTIONS.len());
+        assert_eq!(schema["required"][0], "action");
+    }
+}
