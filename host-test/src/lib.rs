@@ -1,1 +1,27 @@
+//! The wasmtime host for self-evolve: load `dist/self-evolve.wasm`, grant it the five
+//! capabilities, and call its exports under a memory cap and a per-call deadline.
+//!
+//! ```no_run
+//! use self_evolve_host::{HostConfig, Plugin, user_context};
+//! let mut plugin = Plugin::load("dist/self-evolve.wasm", HostConfig::default())?;
+//! let report = plugin.init("{}", &["tools".into()])?.map_err(|e| anyhow::anyhow!(e.message))?;
+//! println!("{} parts", report.parts.len());
+//! let tools = plugin.tools_list()?;
+//! # Ok::<(), anyhow::Error>(())
+//! ```
 
+pub mod bindings;
+pub mod caps;
+pub mod engine;
+pub mod plugin;
+pub mod sandbox;
+pub mod state;
+pub mod testing;
+
+pub use caps::clock::{Clock, ManualClock, SystemClock};
+pub use caps::fs::{FsConfig, FsFaults, ProjectRoots};
+pub use caps::http::{Endpoint, HttpConfig};
+pub use caps::log::{Level, LogSink};
+pub use caps::subagent::{ScriptedProvider, SubagentProvider};
+pub use plugin::{HostConfig, Plugin, user_context};
+pub use sandbox::{CallError, Limits};

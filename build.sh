@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# self-evolve build driver.
+#   ./build.sh        build the plugin, componentize it into dist/self-evolve.wasm, audit its imports
+#   ./build.sh test   build + cargo fmt --check + clippy (warnings denied) + every test
+#   ./build.sh demo   build + run the main job
+# Installs what it needs (the wasm32-unknown-unknown target, rustfmt, clippy) when missing.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+WASM_TARGET=wasm32-unknown-unknown
+CORE=target/$WASM_TARGET/release/self_evolve.wasm
+OUT=dist/self-evolve.wasm
+
+step() { printf '\n==> %s\n' "$*"; }
+
+ensure_toolchain() {
+    if ! command -v cargo >/dev/null 2>&1; then
+        echo "build.sh: cargo not found. Install Rust with rustup (https://rustup.rs) and re-run." >&2
+        exit 1
+    fi
+    if command -v rustup >/dev/null 2>&1; then
+        if ! rustup target list --installed | grep -qx "$WASM_TARGET"; then
+            step "installing the $WASM_TARGET target"
+            rustup target add "$WASM_TARGET"
+        fi
+        for component in rustfmt clippy; do
+            if ! rustup component list --installed | grep -q "^$component"; then
+                step "installing $component"
+                rustup component add "$component"
+            fi
+        done
+    fi
+}
+
+build() {
+    ensure_toolchain
+    step "building the plugin ($WASM_TARGET, release)"
+    cargo build -p self-evolve --target "$WASM_TARGET" --release --locked
+    mkdir -p dist
+    step "componentizing and auditing imports"
+    # Fails unless every import is self-evolve:plugin/*.
+    cargo run -q -p componentize --locked -- "$CORE" "$OUT"
+}
+
+run_tests() {
+    step "cargo fmt --check"
+    cargo fmt --all -- --check
+    step "clippy (native, all targets)"
+    cargo clippy --workspace --all-targets --locked -- -D warnings
+    step "clippy (the plugin as wasm, including the binding adapter)"
+    cargo clippy -p self-evolve --target "$WASM_TARGET" --locked -- -D warnings
+    step "tests"
+    cargo test --workspace --locked
+}
+
+case "${1:-build}" in
+    build) build ;;
+    test) build; run_tests ;;
+    demo)
+        build
+        step "demo: load the component and show its capability manifest and activation report"
+        cargo run -q -p self-evolve-host --bin self-evolve --locked -- inspect --wasm "$OUT" --init
+        ;;
+    *)
+        echo "usage: ./build.sh [build|test|demo]" >&2
+        exit 2
+        ;;
+esac

@@ -1,0 +1,8 @@
+//! The five capabilities the host grants, one module each. None of them knows the guest:
+//! each has its own config, its own policy checks and tests that run without a component.
+
+pub mod clock;
+pub mod fs;
+pub mod http;
+pub mod log;
+pub mod subagent;

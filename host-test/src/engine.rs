@@ -1,0 +1,103 @@
+//! The one shared `Engine` (epoch interruption on, a background ticker) and loading a
+//! component with an on-disk cache keyed by the engine's compatibility hash and the wasm's sha256.
+
+use anyhow::{Context, Result, anyhow};
+use sha2::{Digest, Sha256};
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::Duration;
+use wasmtime::component::Component;
+use wasmtime::{Config, Engine};
+
+/// How often the epoch advances; deadlines are counted in these ticks.
+pub const EPOCH_TICK: Duration = Duration::from_millis(5);
+
+static ENGINE: OnceLock<Result<Engine, String>> = OnceLock::new();
+
+/// The process-wide engine. The first call starts the epoch ticker thread.
+pub fn engine() -> Result<&'static Engine> {
+    ENGINE
+        .get_or_init(|| {
+            let mut config = Config::new();
+            config.epoch_interruption(true);
+            let engine = Engine::new(&config).map_err(|e| format!("{e:#}"))?;
+            let ticker = engine.clone();
+            std::thread::Builder::new()
+                .name("self-evolve-epoch".into())
+                .spawn(move || {
+                    loop {
+                        std::thread::sleep(EPOCH_TICK);
+                        ticker.increment_epoch();
+                    }
+                })
+                .map_err(|e| format!("starting the epoch ticker: {e}"))?;
+            Ok(engine)
+        })
+        .as_ref()
+        .map_err(|e| anyhow!("creating the wasmtime engine: {e}"))
+}
+
+/// Whether a component came from the disk cache or was compiled now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CacheOutcome {
+    Hit,
+    Miss,
+    Disabled,
+}
+
+/// `$SELF_EVOLVE_CACHE_DIR`, else `$XDG_CACHE_HOME/self-evolve`, else `~/.cache/self-evolve`.
+pub fn default_cache_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("SELF_EVOLVE_CACHE_DIR") {
+        return Some(PathBuf::from(dir));
+    }
+    if let Some(dir) = std::env::var_os("XDG_CACHE_HOME") {
+        return Some(PathBuf::from(dir).join("self-evolve"));
+    }
+    std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache").join("self-evolve"))
+}
+
+/// The cache file name for these wasm bytes on this engine.
+pub fn cache_key(engine: &Engine, wasm: &[u8]) -> String {
+    let digest = Sha256::digest(wasm);
+    let sha: String = digest.iter().take(16).map(|b| format!("{b:02x}")).collect();
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    engine.precompile_compatibility_hash().hash(&mut hasher);
+    format!("{sha}-{:016x}.cwasm", hasher.finish())
+}
+
+/// Compiles `wasm`, or loads it precompiled from `cache_dir` when a matching entry exists.
+/// A cache that cannot be read or written only costs a compile.
+pub fn load_component(engine: &Engine, wasm: &[u8], cache_dir: Option<&Path>) -> Result<(Component, CacheOutcome)> {
+    let Some(dir) = cache_dir else {
+        return Ok((compile(engine, wasm)?, CacheOutcome::Disabled));
+    };
+    let path = dir.join(cache_key(engine, wasm));
+    if path.is_file() {
+        // SAFETY: the cache folder is the host's own; its files were written by `store` below
+        // from a component this engine compiled, and the key pins both the wasm bytes and the
+        // engine's compatibility hash. wasmtime still checks the header and version.
+        match unsafe { Component::deserialize_file(engine, &path) } {
+            Ok(component) => return Ok((component, CacheOutcome::Hit)),
+            Err(err) => eprintln!("self-evolve: ignoring unusable cache entry {}: {err:#}", path.display()),
+        }
+    }
+    let component = compile(engine, wasm)?;
+    if let Err(err) = store(&component, dir, &path) {
+        eprintln!("self-evolve: could not write the compile cache {}: {err:#}", path.display());
+    }
+    Ok((component, CacheOutcome::Miss))
+}
+
+fn compile(engine: &Engine, wasm: &[u8]) -> Result<Component> {
+    Component::new(engine, wasm).map_err(|e| anyhow!("{e:#}")).context("compiling the component (is it a component built by ./build.sh?)")
+}
+
+fn store(component: &Component, dir: &Path, path: &Path) -> Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let bytes = component.serialize().map_err(|e| anyhow!("{e:#}"))?;
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(&tmp, path)?;
+    Ok(())
+}

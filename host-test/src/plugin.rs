@@ -1,0 +1,213 @@
+//! `Plugin`: the component loaded, instantiated and guarded, with one method per export.
+//! Build it with `Plugin::load(path, HostConfig)`; every call returns `CallError` on a trap.
+
+use crate::bindings::{self, types};
+use crate::caps::clock::{Clock, SystemClock};
+use crate::caps::fs::{FsCap, FsConfig, FsFaults};
+use crate::caps::http::{HttpCap, HttpConfig};
+use crate::caps::log::LogSink;
+use crate::caps::subagent::{ScriptedProvider, SubagentProvider};
+use crate::engine::{self, CacheOutcome};
+use crate::sandbox::{CallError, Limits, Sandbox};
+use crate::state::{HostState, MemoryLimiter};
+use anyhow::{Context, Result, anyhow};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use wasmtime::component::Linker;
+
+pub use bindings::events::{ActivationResult, ActivationStatus, ToolEvent, TurnStatus};
+pub use bindings::lifecycle::{ConfigError, InitReport, Part, PartState};
+pub use bindings::tools::ToolSpec;
+pub use bindings::types::{CallContext, Origin};
+
+/// Everything the host grants one plugin instance, and the guards around it.
+pub struct HostConfig {
+    pub limits: Limits,
+    /// Where compiled code is cached; `None` compiles on every load.
+    pub cache_dir: Option<PathBuf>,
+    pub fs: FsConfig,
+    pub fs_faults: FsFaults,
+    pub http: HttpConfig,
+    pub subagents: Box<dyn SubagentProvider>,
+    pub clock: Arc<dyn Clock>,
+    pub log: LogSink,
+}
+
+impl Default for HostConfig {
+    fn default() -> Self {
+        HostConfig {
+            limits: Limits::default(),
+            cache_dir: engine::default_cache_dir(),
+            fs: FsConfig::default(),
+            fs_faults: FsFaults::default(),
+            http: HttpConfig::default(),
+            subagents: Box::new(ScriptedProvider::default()),
+            clock: Arc::new(SystemClock),
+            log: LogSink::default(),
+        }
+    }
+}
+
+impl HostConfig {
+    fn into_state(self) -> (HostState, Limits, Option<PathBuf>) {
+        let state = HostState {
+            fs: FsCap::new(self.fs, self.fs_faults),
+            http: HttpCap::new(self.http),
+            subagents: self.subagents,
+            clock: self.clock,
+            log: self.log,
+            limiter: MemoryLimiter { limit_bytes: self.limits.memory_bytes, max_table_elements: 100_000, hit: false },
+        };
+        (state, self.limits, self.cache_dir)
+    }
+}
+
+/// How the component got here, for `inspect` and benchmarks.
+#[derive(Debug, Clone, Copy)]
+pub struct LoadInfo {
+    pub wasm_bytes: usize,
+    pub cache: CacheOutcome,
+}
+
+pub struct Plugin {
+    sandbox: Sandbox<bindings::Plugin>,
+    /// The last successful init, replayed into a replacement instance.
+    last_init: Option<(String, Vec<String>)>,
+    pub load_info: LoadInfo,
+}
+
+/// A linker holding every import of the world, over `HostState`.
+pub fn linker(engine: &wasmtime::Engine) -> Result<Linker<HostState>> {
+    let mut linker = Linker::new(engine);
+    bindings::Plugin::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |state| state)
+        .map_err(|e| anyhow!("{e:#}"))?;
+    Ok(linker)
+}
+
+impl Plugin {
+    pub fn load(path: impl AsRef<Path>, config: HostConfig) -> Result<Plugin> {
+        let path = path.as_ref();
+        let wasm = std::fs::read(path)
+            .with_context(|| format!("reading {} (run ./build.sh to produce it)", path.display()))?;
+        Plugin::from_bytes(&wasm, config)
+    }
+
+    pub fn from_bytes(wasm: &[u8], config: HostConfig) -> Result<Plugin> {
+        let engine = engine::engine()?;
+        let (state, limits, cache_dir) = config.into_state();
+        let (component, cache) = engine::load_component(engine, wasm, cache_dir.as_deref())?;
+        let pre = linker(engine)?
+            .instantiate_pre(&component)
+            .map_err(|e| anyhow!("{e:#}"))
+            .context("the component's imports do not match what this host provides")?;
+        let pre = bindings::PluginPre::new(pre).map_err(|e| anyhow!("{e:#}"))?;
+        let sandbox = Sandbox::new(engine, state, limits, move |store| pre.instantiate(store))?;
+        Ok(Plugin { sandbox, last_init: None, load_info: LoadInfo { wasm_bytes: wasm.len(), cache } })
+    }
+
+    pub fn state(&self) -> Option<&HostState> {
+        self.sandbox.state()
+    }
+
+    pub fn state_mut(&mut self) -> Option<&mut HostState> {
+        self.sandbox.state_mut()
+    }
+
+    /// How many times a failed instance was replaced.
+    pub fn replacements(&self) -> u64 {
+        self.sandbox.replacements
+    }
+
+    fn guarded<R>(
+        &mut self,
+        export: &str,
+        f: impl FnOnce(&bindings::Plugin, &mut wasmtime::Store<HostState>) -> wasmtime::Result<R>,
+    ) -> Result<R, CallError> {
+        let result = self.sandbox.call(export, f);
+        if let Err(err) = &result {
+            if let Some(state) = self.sandbox.state() {
+                state.log.log(crate::caps::log::Level::Error, &err.to_string());
+            }
+            // The replacement instance starts blank: give it the last good configuration.
+            if let Some((config, services)) = self.last_init.clone() {
+                let _ = self.sandbox.call("lifecycle.init", |b, s| {
+                    b.self_evolve_plugin_lifecycle().call_init(s, &config, &services)
+                });
+            }
+        }
+        result
+    }
+
+    fn note(&mut self, ctx: &CallContext) {
+        if let Some(state) = self.sandbox.state_mut() {
+            state.fs.note_session(&ctx.session, &ctx.cwd);
+        }
+    }
+
+    pub fn init(&mut self, config_json: &str, services: &[String]) -> Result<Result<InitReport, ConfigError>, CallError> {
+        let services_vec = services.to_vec();
+        let result =
+            self.guarded("lifecycle.init", |b, s| b.self_evolve_plugin_lifecycle().call_init(s, config_json, &services_vec))?;
+        if result.is_ok() {
+            self.last_init = Some((config_json.to_string(), services.to_vec()));
+        }
+        Ok(result)
+    }
+
+    pub fn tools_list(&mut self) -> Result<Vec<ToolSpec>, CallError> {
+        self.guarded("tools.list", |b, s| b.self_evolve_plugin_tools().call_list(s))
+    }
+
+    pub fn tools_call(&mut self, ctx: &CallContext, name: &str, args_json: &str) -> Result<Result<String, String>, CallError> {
+        self.note(ctx);
+        self.guarded("tools.call", |b, s| b.self_evolve_plugin_tools().call_call(s, ctx, name, args_json))
+    }
+
+    pub fn user_message(&mut self, ctx: &CallContext, text: &str, human: bool) -> Result<Vec<String>, CallError> {
+        self.note(ctx);
+        self.guarded("events.user-message", |b, s| b.self_evolve_plugin_events().call_user_message(s, ctx, text, human))
+    }
+
+    pub fn assistant_message(&mut self, ctx: &CallContext, text: &str) -> Result<Vec<String>, CallError> {
+        self.note(ctx);
+        self.guarded("events.assistant-message", |b, s| b.self_evolve_plugin_events().call_assistant_message(s, ctx, text))
+    }
+
+    pub fn tool_result(&mut self, ctx: &CallContext, event: &ToolEvent) -> Result<Vec<String>, CallError> {
+        self.note(ctx);
+        self.guarded("events.tool-result", |b, s| b.self_evolve_plugin_events().call_tool_result(s, ctx, event))
+    }
+
+    pub fn turn_end(&mut self, ctx: &CallContext, status: TurnStatus) -> Result<Vec<String>, CallError> {
+        self.note(ctx);
+        self.guarded("events.turn-end", |b, s| b.self_evolve_plugin_events().call_turn_end(s, ctx, status))
+    }
+
+    pub fn activation_end(&mut self, outcome: &ActivationResult) -> Result<Vec<String>, CallError> {
+        self.guarded("events.activation-end", |b, s| b.self_evolve_plugin_events().call_activation_end(s, outcome))
+    }
+
+    pub fn tick(&mut self) -> Result<Vec<String>, CallError> {
+        self.guarded("events.tick", |b, s| b.self_evolve_plugin_events().call_tick(s))
+    }
+
+    pub fn command(&mut self, ctx: &CallContext, args: &str) -> Result<Result<String, String>, CallError> {
+        self.note(ctx);
+        self.guarded("command.run", |b, s| b.self_evolve_plugin_command().call_run(s, ctx, args))
+    }
+
+    pub fn guidance(&mut self) -> Result<Option<String>, CallError> {
+        self.guarded("guidance.section", |b, s| b.self_evolve_plugin_guidance().call_section(s))
+    }
+}
+
+/// A call context for a top-level agent in `session`.
+pub fn user_context(session: &str) -> CallContext {
+    types::CallContext {
+        session: session.to_string(),
+        agent: "main".to_string(),
+        origin: types::Origin::User,
+        depth: 0,
+        cwd: String::new(),
+    }
+}
