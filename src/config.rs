@@ -7,8 +7,14 @@ use serde_json::{Map, Value};
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Kind {
     Bool,
-    Int { min: i64, max: i64 },
-    Float { min: f64, max: f64 },
+    Int {
+        min: i64,
+        max: i64,
+    },
+    Float {
+        min: f64,
+        max: f64,
+    },
     Choice(&'static [&'static str]),
     /// A non-empty identifier-like string (endpoint names): 1–64 of `a-z A-Z 0-9 - _ .`.
     Name,
@@ -32,50 +38,159 @@ pub struct KeySpec {
 
 /// Every key the plugin understands. Defaults follow seeds 000 and 002.
 pub const KEYS: &[KeySpec] = &[
-    KeySpec { path: "writeApproval", kind: Kind::Bool, default: DefaultValue::Bool(false),
-        doc: "Stage every skill write under pending/ for an operator to approve instead of writing it." },
-    KeySpec { path: "pendingTtlDays", kind: Kind::Int { min: 1, max: 365 }, default: DefaultValue::Int(14),
-        doc: "Staged writes older than this are pruned at init." },
-    KeySpec { path: "duplicateThreshold", kind: Kind::Float { min: 0.1, max: 1.0 }, default: DefaultValue::Float(0.7),
-        doc: "Similarity (0–1) of name and description above which `create` is refused as a duplicate." },
-    KeySpec { path: "limits.skillBytes", kind: Kind::Int { min: 1024, max: 1_048_576 }, default: DefaultValue::Int(262_144),
-        doc: "Largest SKILL.md the plugin writes." },
-    KeySpec { path: "limits.fileBytes", kind: Kind::Int { min: 1024, max: 16_777_216 }, default: DefaultValue::Int(1_048_576),
-        doc: "Largest supporting file (references/, templates/, scripts/, assets/) the plugin writes." },
-    KeySpec { path: "review.enabled", kind: Kind::Bool, default: DefaultValue::Bool(true),
-        doc: "Run background reviews; `/skills review on|off` overrides it at run time (review.json)." },
-    KeySpec { path: "review.turnInterval", kind: Kind::Int { min: 1, max: 10_000 }, default: DefaultValue::Int(10),
-        doc: "A review is due after this many completed top-level turns…" },
-    KeySpec { path: "review.toolCallThreshold", kind: Kind::Int { min: 1, max: 100_000 }, default: DefaultValue::Int(15),
-        doc: "…or after this many tool calls since the last review." },
-    KeySpec { path: "review.cooldownMinutes", kind: Kind::Int { min: 0, max: 10_080 }, default: DefaultValue::Int(20),
-        doc: "Least time between two reviews of a session." },
-    KeySpec { path: "review.maxPerSession", kind: Kind::Int { min: 0, max: 1_000 }, default: DefaultValue::Int(8),
-        doc: "Review budget per session (0: never review)." },
-    KeySpec { path: "review.timeoutMinutes", kind: Kind::Int { min: 1, max: 240 }, default: DefaultValue::Int(5),
-        doc: "A review child still running after this long is aborted." },
-    KeySpec { path: "review.gate", kind: Kind::Choice(&["counters", "jev"]), default: DefaultValue::Str("counters"),
-        doc: "`counters`: the counters alone decide. `jev`: ask the host's gate endpoint whether a due review is worth it." },
-    KeySpec { path: "review.jev.endpoint", kind: Kind::Name, default: DefaultValue::Str("gate"),
-        doc: "Name of the host HTTP endpoint the jev gate calls (the host owns its URL and credential)." },
-    KeySpec { path: "review.jev.cooldownMinutes", kind: Kind::Int { min: 0, max: 1_440 }, default: DefaultValue::Int(5),
-        doc: "At most one gate call per session in this window." },
-    KeySpec { path: "review.jev.timeoutMs", kind: Kind::Int { min: 100, max: 60_000 }, default: DefaultValue::Int(2_000),
-        doc: "Deadline of one gate attempt." },
-    KeySpec { path: "review.jev.confidentNo", kind: Kind::Float { min: 0.0, max: 1.0 }, default: DefaultValue::Float(0.75),
-        doc: "A `no` at or above this confidence skips the review; 1 keeps the gate observing only." },
-    KeySpec { path: "curator.enabled", kind: Kind::Bool, default: DefaultValue::Bool(true),
-        doc: "Run the mechanical stale/archive lifecycle over user-scope skills this plugin authored." },
-    KeySpec { path: "curator.staleDays", kind: Kind::Int { min: 1, max: 3_650 }, default: DefaultValue::Int(30),
-        doc: "An active skill unused this long becomes stale." },
-    KeySpec { path: "curator.archiveDays", kind: Kind::Int { min: 1, max: 3_650 }, default: DefaultValue::Int(90),
-        doc: "A stale skill unused this long is archived (must exceed staleDays)." },
-    KeySpec { path: "curator.graceDays", kind: Kind::Int { min: 0, max: 3_650 }, default: DefaultValue::Int(14),
-        doc: "A skill never used since creation is left alone this long after it was created." },
-    KeySpec { path: "curator.delaySeconds", kind: Kind::Int { min: 0, max: 86_400 }, default: DefaultValue::Int(30),
-        doc: "First curator pass this long after init (on tick)." },
-    KeySpec { path: "curator.intervalHours", kind: Kind::Int { min: 1, max: 8_760 }, default: DefaultValue::Int(24),
-        doc: "Time between curator passes." },
+    KeySpec {
+        path: "writeApproval",
+        kind: Kind::Bool,
+        default: DefaultValue::Bool(false),
+        doc: "Stage every skill write under pending/ for an operator to approve instead of writing it.",
+    },
+    KeySpec {
+        path: "pendingTtlDays",
+        kind: Kind::Int { min: 1, max: 365 },
+        default: DefaultValue::Int(14),
+        doc: "Staged writes older than this are pruned at init.",
+    },
+    KeySpec {
+        path: "duplicateThreshold",
+        kind: Kind::Float { min: 0.1, max: 1.0 },
+        default: DefaultValue::Float(0.7),
+        doc: "Similarity (0–1) of name and description above which `create` is refused as a duplicate.",
+    },
+    KeySpec {
+        path: "limits.skillBytes",
+        kind: Kind::Int {
+            min: 1024,
+            max: 1_048_576,
+        },
+        default: DefaultValue::Int(262_144),
+        doc: "Largest SKILL.md the plugin writes.",
+    },
+    KeySpec {
+        path: "limits.fileBytes",
+        kind: Kind::Int {
+            min: 1024,
+            max: 16_777_216,
+        },
+        default: DefaultValue::Int(1_048_576),
+        doc: "Largest supporting file (references/, templates/, scripts/, assets/) the plugin writes.",
+    },
+    KeySpec {
+        path: "review.enabled",
+        kind: Kind::Bool,
+        default: DefaultValue::Bool(true),
+        doc: "Run background reviews; `/skills review on|off` overrides it at run time (review.json).",
+    },
+    KeySpec {
+        path: "review.turnInterval",
+        kind: Kind::Int {
+            min: 1,
+            max: 10_000,
+        },
+        default: DefaultValue::Int(10),
+        doc: "A review is due after this many completed top-level turns…",
+    },
+    KeySpec {
+        path: "review.toolCallThreshold",
+        kind: Kind::Int {
+            min: 1,
+            max: 100_000,
+        },
+        default: DefaultValue::Int(15),
+        doc: "…or after this many tool calls since the last review.",
+    },
+    KeySpec {
+        path: "review.cooldownMinutes",
+        kind: Kind::Int {
+            min: 0,
+            max: 10_080,
+        },
+        default: DefaultValue::Int(20),
+        doc: "Least time between two reviews of a session.",
+    },
+    KeySpec {
+        path: "review.maxPerSession",
+        kind: Kind::Int { min: 0, max: 1_000 },
+        default: DefaultValue::Int(8),
+        doc: "Review budget per session (0: never review).",
+    },
+    KeySpec {
+        path: "review.timeoutMinutes",
+        kind: Kind::Int { min: 1, max: 240 },
+        default: DefaultValue::Int(5),
+        doc: "A review child still running after this long is aborted.",
+    },
+    KeySpec {
+        path: "review.gate",
+        kind: Kind::Choice(&["counters", "jev"]),
+        default: DefaultValue::Str("counters"),
+        doc: "`counters`: the counters alone decide. `jev`: ask the host's gate endpoint whether a due review is worth it.",
+    },
+    KeySpec {
+        path: "review.jev.endpoint",
+        kind: Kind::Name,
+        default: DefaultValue::Str("gate"),
+        doc: "Name of the host HTTP endpoint the jev gate calls (the host owns its URL and credential).",
+    },
+    KeySpec {
+        path: "review.jev.cooldownMinutes",
+        kind: Kind::Int { min: 0, max: 1_440 },
+        default: DefaultValue::Int(5),
+        doc: "At most one gate call per session in this window.",
+    },
+    KeySpec {
+        path: "review.jev.timeoutMs",
+        kind: Kind::Int {
+            min: 100,
+            max: 60_000,
+        },
+        default: DefaultValue::Int(2_000),
+        doc: "Deadline of one gate attempt.",
+    },
+    KeySpec {
+        path: "review.jev.confidentNo",
+        kind: Kind::Float { min: 0.0, max: 1.0 },
+        default: DefaultValue::Float(0.75),
+        doc: "A `no` at or above this confidence skips the review; 1 keeps the gate observing only.",
+    },
+    KeySpec {
+        path: "curator.enabled",
+        kind: Kind::Bool,
+        default: DefaultValue::Bool(true),
+        doc: "Run the mechanical stale/archive lifecycle over user-scope skills this plugin authored.",
+    },
+    KeySpec {
+        path: "curator.staleDays",
+        kind: Kind::Int { min: 1, max: 3_650 },
+        default: DefaultValue::Int(30),
+        doc: "An active skill unused this long becomes stale.",
+    },
+    KeySpec {
+        path: "curator.archiveDays",
+        kind: Kind::Int { min: 1, max: 3_650 },
+        default: DefaultValue::Int(90),
+        doc: "A stale skill unused this long is archived (must exceed staleDays).",
+    },
+    KeySpec {
+        path: "curator.graceDays",
+        kind: Kind::Int { min: 0, max: 3_650 },
+        default: DefaultValue::Int(14),
+        doc: "A skill never used since creation is left alone this long after it was created.",
+    },
+    KeySpec {
+        path: "curator.delaySeconds",
+        kind: Kind::Int {
+            min: 0,
+            max: 86_400,
+        },
+        default: DefaultValue::Int(30),
+        doc: "First curator pass this long after init (on tick).",
+    },
+    KeySpec {
+        path: "curator.intervalHours",
+        kind: Kind::Int { min: 1, max: 8_760 },
+        default: DefaultValue::Int(24),
+        doc: "Time between curator passes.",
+    },
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -220,7 +335,11 @@ struct Resolved(std::collections::BTreeMap<&'static str, Value>);
 
 impl Resolved {
     fn defaults() -> Resolved {
-        Resolved(KEYS.iter().map(|spec| (spec.path, default_value(spec.default))).collect())
+        Resolved(
+            KEYS.iter()
+                .map(|spec| (spec.path, default_value(spec.default)))
+                .collect(),
+        )
     }
 
     fn int(&self, path: &str) -> i64 {
@@ -236,7 +355,11 @@ impl Resolved {
         self.0.get(path).and_then(Value::as_bool).unwrap_or(false)
     }
     fn str(&self, path: &str) -> String {
-        self.0.get(path).and_then(Value::as_str).unwrap_or_default().to_string()
+        self.0
+            .get(path)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
     }
 
     fn build(&self) -> Config {
@@ -255,11 +378,16 @@ impl Resolved {
                 cooldown_minutes: self.uint("review.cooldownMinutes"),
                 max_per_session: self.uint("review.maxPerSession"),
                 timeout_minutes: self.uint("review.timeoutMinutes"),
-                gate: if self.str("review.gate") == "jev" { GateKind::Jev } else { GateKind::Counters },
+                gate: if self.str("review.gate") == "jev" {
+                    GateKind::Jev
+                } else {
+                    GateKind::Counters
+                },
                 jev: JevConfig {
                     endpoint: self.str("review.jev.endpoint"),
                     cooldown_minutes: self.uint("review.jev.cooldownMinutes"),
-                    timeout_ms: u32::try_from(self.uint("review.jev.timeoutMs")).unwrap_or(u32::MAX),
+                    timeout_ms: u32::try_from(self.uint("review.jev.timeoutMs"))
+                        .unwrap_or(u32::MAX),
                     confident_no: self.float("review.jev.confidentNo"),
                 },
             },
@@ -275,11 +403,22 @@ impl Resolved {
     }
 }
 
-fn walk(map: &Map<String, Value>, prefix: &str, resolved: &mut Resolved) -> Result<(), ConfigError> {
+fn walk(
+    map: &Map<String, Value>,
+    prefix: &str,
+    resolved: &mut Resolved,
+) -> Result<(), ConfigError> {
     for (key, value) in map {
-        let path = if prefix.is_empty() { key.clone() } else { format!("{prefix}.{key}") };
+        let path = if prefix.is_empty() {
+            key.clone()
+        } else {
+            format!("{prefix}.{key}")
+        };
         if let Some(spec) = KEYS.iter().find(|spec| spec.path == path) {
-            let checked = check(spec, value).map_err(|message| ConfigError { key: path.clone(), message })?;
+            let checked = check(spec, value).map_err(|message| ConfigError {
+                key: path.clone(),
+                message,
+            })?;
             resolved.0.insert(spec.path, checked);
         } else if is_section(&path) {
             match value {
@@ -287,7 +426,10 @@ fn walk(map: &Map<String, Value>, prefix: &str, resolved: &mut Resolved) -> Resu
                 other => {
                     return Err(ConfigError {
                         key: path.clone(),
-                        message: format!("expected an object (a section of keys), found {}", type_name(other)),
+                        message: format!(
+                            "expected an object (a section of keys), found {}",
+                            type_name(other)
+                        ),
                     });
                 }
             }
@@ -299,7 +441,11 @@ fn walk(map: &Map<String, Value>, prefix: &str, resolved: &mut Resolved) -> Resu
 }
 
 fn is_section(path: &str) -> bool {
-    KEYS.iter().any(|spec| spec.path.strip_prefix(path).is_some_and(|rest| rest.starts_with('.')))
+    KEYS.iter().any(|spec| {
+        spec.path
+            .strip_prefix(path)
+            .is_some_and(|rest| rest.starts_with('.'))
+    })
 }
 
 /// The keys one level below `prefix`, as a user would type them there.
@@ -307,7 +453,11 @@ fn keys_under(prefix: &str) -> Vec<&'static str> {
     let mut keys: Vec<&'static str> = KEYS
         .iter()
         .filter_map(|spec| {
-            let rest = if prefix.is_empty() { Some(spec.path) } else { spec.path.strip_prefix(prefix)?.strip_prefix('.') };
+            let rest = if prefix.is_empty() {
+                Some(spec.path)
+            } else {
+                spec.path.strip_prefix(prefix)?.strip_prefix('.')
+            };
             rest.map(|r| r.split('.').next().unwrap_or(r))
         })
         .collect();
@@ -320,25 +470,42 @@ fn unknown_key(prefix: &str, key: &str, path: &str) -> ConfigError {
     let known = keys_under(prefix);
     let suggestion = known
         .iter()
-        .map(|k| (edit_distance(&k.to_ascii_lowercase(), &key.to_ascii_lowercase()), *k))
+        .map(|k| {
+            (
+                edit_distance(&k.to_ascii_lowercase(), &key.to_ascii_lowercase()),
+                *k,
+            )
+        })
         .filter(|(d, _)| *d <= 3)
         .min()
         .map(|(_, k)| format!(" Did you mean `{k}`?"))
         .unwrap_or_default();
-    let place = if prefix.is_empty() { "at the top level".to_string() } else { format!("in `{prefix}`") };
+    let place = if prefix.is_empty() {
+        "at the top level".to_string()
+    } else {
+        format!("in `{prefix}`")
+    };
     ConfigError {
         key: path.to_string(),
-        message: format!("unknown key `{key}`.{suggestion} Known keys {place}: {}", known.join(", ")),
+        message: format!(
+            "unknown key `{key}`.{suggestion} Known keys {place}: {}",
+            known.join(", ")
+        ),
     }
 }
 
 fn check(spec: &KeySpec, value: &Value) -> Result<Value, String> {
     match spec.kind {
-        Kind::Bool => value.as_bool().map(Value::from).ok_or_else(|| format!("expected true or false, found {}", type_name(value))),
+        Kind::Bool => value
+            .as_bool()
+            .map(Value::from)
+            .ok_or_else(|| format!("expected true or false, found {}", type_name(value))),
         Kind::Int { min, max } => {
             let n = match value {
                 Value::Number(n) if n.is_i64() || n.is_u64() => n.as_i64().unwrap_or(i64::MAX),
-                Value::Number(n) if n.as_f64().is_some_and(|f| f.fract() == 0.0) => n.as_f64().unwrap_or(0.0) as i64,
+                Value::Number(n) if n.as_f64().is_some_and(|f| f.fract() == 0.0) => {
+                    n.as_f64().unwrap_or(0.0) as i64
+                }
                 _ => return Err(format!("expected an integer, found {}", describe(value))),
             };
             if n < min || n > max {
@@ -347,7 +514,9 @@ fn check(spec: &KeySpec, value: &Value) -> Result<Value, String> {
             Ok(Value::from(n))
         }
         Kind::Float { min, max } => {
-            let f = value.as_f64().ok_or_else(|| format!("expected a number, found {}", describe(value)))?;
+            let f = value
+                .as_f64()
+                .ok_or_else(|| format!("expected a number, found {}", describe(value)))?;
             if !(min..=max).contains(&f) {
                 return Err(format!("must be between {min} and {max}, found {f}"));
             }
@@ -355,13 +524,25 @@ fn check(spec: &KeySpec, value: &Value) -> Result<Value, String> {
         }
         Kind::Choice(options) => match value.as_str() {
             Some(s) if options.contains(&s) => Ok(Value::from(s)),
-            _ => Err(format!("must be one of {}, found {}", options.join(", "), describe(value))),
+            _ => Err(format!(
+                "must be one of {}, found {}",
+                options.join(", "),
+                describe(value)
+            )),
         },
         Kind::Name => match value.as_str() {
-            Some(s) if !s.is_empty() && s.len() <= 64 && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) => {
+            Some(s)
+                if !s.is_empty()
+                    && s.len() <= 64
+                    && s.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) =>
+            {
                 Ok(Value::from(s))
             }
-            _ => Err(format!("expected a name of 1–64 characters from a-z A-Z 0-9 - _ ., found {}", describe(value))),
+            _ => Err(format!(
+                "expected a name of 1–64 characters from a-z A-Z 0-9 - _ ., found {}",
+                describe(value)
+            )),
         },
     }
 }
@@ -383,7 +564,9 @@ fn insert_path(root: &mut Map<String, Value>, path: &str, value: Value) {
             node.insert(part.to_string(), value);
             return;
         }
-        let entry = node.entry(part.to_string()).or_insert_with(|| Value::Object(Map::new()));
+        let entry = node
+            .entry(part.to_string())
+            .or_insert_with(|| Value::Object(Map::new()));
         if !entry.is_object() {
             *entry = Value::Object(Map::new());
         }
@@ -452,7 +635,10 @@ mod tests {
 
     #[test]
     fn overrides_apply_and_round_trip_through_the_effective_json() {
-        let c = Config::parse(r#"{"writeApproval":true,"review":{"gate":"jev","jev":{"confidentNo":1}}}"#).unwrap();
+        let c = Config::parse(
+            r#"{"writeApproval":true,"review":{"gate":"jev","jev":{"confidentNo":1}}}"#,
+        )
+        .unwrap();
         assert!(c.write_approval);
         assert_eq!(c.review.gate, GateKind::Jev);
         assert_eq!(c.review.jev.confident_no, 1.0);
@@ -465,8 +651,16 @@ mod tests {
         let err = Config::parse(r#"{"review":{"turnIntervall":3}}"#).unwrap_err();
         assert_eq!(err.key, "review.turnIntervall");
         assert!(err.message.contains("`turnIntervall`"), "{}", err.message);
-        assert!(err.message.contains("Did you mean `turnInterval`?"), "{}", err.message);
-        assert!(err.message.contains("cooldownMinutes, enabled, gate, jev"), "{}", err.message);
+        assert!(
+            err.message.contains("Did you mean `turnInterval`?"),
+            "{}",
+            err.message
+        );
+        assert!(
+            err.message.contains("cooldownMinutes, enabled, gate, jev"),
+            "{}",
+            err.message
+        );
 
         let err = Config::parse(r#"{"bogus":1}"#).unwrap_err();
         assert_eq!(err.key, "bogus");
@@ -477,7 +671,11 @@ mod tests {
     fn out_of_range_names_the_bound() {
         let err = Config::parse(r#"{"review":{"turnInterval":0}}"#).unwrap_err();
         assert_eq!(err.key, "review.turnInterval");
-        assert!(err.message.contains("between 1 and 10000"), "{}", err.message);
+        assert!(
+            err.message.contains("between 1 and 10000"),
+            "{}",
+            err.message
+        );
         let err = Config::parse(r#"{"review":{"jev":{"confidentNo":1.5}}}"#).unwrap_err();
         assert_eq!(err.key, "review.jev.confidentNo");
         assert!(err.message.contains("between 0 and 1"), "{}", err.message);
@@ -486,14 +684,34 @@ mod tests {
     #[test]
     fn wrong_types_and_shapes_are_named() {
         let cases = [
-            (r#"{"writeApproval":"yes"}"#, "writeApproval", "expected true or false"),
-            (r#"{"review":{"turnInterval":2.5}}"#, "review.turnInterval", "expected an integer"),
-            (r#"{"review":{"gate":"magic"}}"#, "review.gate", "one of counters, jev"),
+            (
+                r#"{"writeApproval":"yes"}"#,
+                "writeApproval",
+                "expected true or false",
+            ),
+            (
+                r#"{"review":{"turnInterval":2.5}}"#,
+                "review.turnInterval",
+                "expected an integer",
+            ),
+            (
+                r#"{"review":{"gate":"magic"}}"#,
+                "review.gate",
+                "one of counters, jev",
+            ),
             (r#"{"review":true}"#, "review", "expected an object"),
-            (r#"{"review":{"jev":{"endpoint":"../x"}}}"#, "review.jev.endpoint", "expected a name"),
+            (
+                r#"{"review":{"jev":{"endpoint":"../x"}}}"#,
+                "review.jev.endpoint",
+                "expected a name",
+            ),
             (r#"[1]"#, "", "expected a JSON object"),
             (r#"{"#, "", "not valid JSON"),
-            (r#"{"curator":{"staleDays":100}}"#, "curator.archiveDays", "greater than curator.staleDays"),
+            (
+                r#"{"curator":{"staleDays":100}}"#,
+                "curator.archiveDays",
+                "greater than curator.staleDays",
+            ),
         ];
         for (text, key, needle) in cases {
             let err = Config::parse(text).unwrap_err();

@@ -2,7 +2,8 @@
 //! It owns no policy of its own; each export hands off to the module that owns the concept.
 
 use crate::api::{
-    ActivationResult, CallContext, ConfigError, Decision, InitReport, Part, PartState, ToolEvent, ToolSpec, TurnStatus,
+    ActivationResult, CallContext, ConfigError, Decision, InitReport, Part, PartState, ToolEvent,
+    ToolSpec, TurnStatus,
 };
 use crate::config::{Config, GateKind};
 use crate::errors::ToolError;
@@ -38,7 +39,11 @@ impl<H: Host> Plugin<H> {
 
     /// Resolves the config and reports which parts are active. A failed init keeps the
     /// previous state (a live plugin is not torn down by a bad reload).
-    pub fn init(&mut self, config_json: &str, services: &[String]) -> Result<InitReport, ConfigError> {
+    pub fn init(
+        &mut self,
+        config_json: &str,
+        services: &[String],
+    ) -> Result<InitReport, ConfigError> {
         let config = Config::parse(config_json)?;
         let mut warnings = Vec::new();
         for service in services {
@@ -59,28 +64,58 @@ impl<H: Host> Plugin<H> {
             warnings,
             config_json: config.to_json().to_string(),
         };
-        self.state = Some(Active { config, services: services.to_vec() });
-        self.host.log(Level::Info, &format!("self-evolve {} initialised", report.version));
+        self.state = Some(Active {
+            config,
+            services: services.to_vec(),
+        });
+        self.host.log(
+            Level::Info,
+            &format!("self-evolve {} initialised", report.version),
+        );
         Ok(report)
     }
 
     fn parts(&self, config: &Config, services: &[String], warnings: &mut Vec<String>) -> Vec<Part> {
         let needs = |names: &[&str]| -> Vec<String> {
-            names.iter().filter(|n| !services.iter().any(|s| s == *n)).map(|n| n.to_string()).collect()
+            names
+                .iter()
+                .filter(|n| !services.iter().any(|s| s == *n))
+                .map(|n| n.to_string())
+                .collect()
         };
         let part = |name: &str, missing: Vec<String>, detail: String| Part {
             name: name.to_string(),
-            state: if missing.is_empty() { PartState::Active } else { PartState::Pending },
+            state: if missing.is_empty() {
+                PartState::Active
+            } else {
+                PartState::Pending
+            },
             missing,
             detail,
         };
         let mut parts = vec![
-            part("skill-manage", needs(&["tools"]), "the skill_manage tool".into()),
-            part("guidance", needs(&["system-prompt"]), "system-prompt section for skill_manage".into()),
-            part("command", needs(&["commands"]), "the /skills command".into()),
+            part(
+                "skill-manage",
+                needs(&["tools"]),
+                "the skill_manage tool".into(),
+            ),
+            part(
+                "guidance",
+                needs(&["system-prompt"]),
+                "system-prompt section for skill_manage".into(),
+            ),
+            part(
+                "command",
+                needs(&["commands"]),
+                "the /skills command".into(),
+            ),
         ];
 
-        let mut review = part("review", needs(&["agents", "subagents"]), "background reviews after completed turns".into());
+        let mut review = part(
+            "review",
+            needs(&["agents", "subagents"]),
+            "background reviews after completed turns".into(),
+        );
         if !config.review.enabled && review.state == PartState::Active {
             review.state = PartState::Disabled;
             review.detail = "review.enabled is false; `/skills review on` switches it on".into();
@@ -94,14 +129,22 @@ impl<H: Host> Plugin<H> {
                 let problem = if !self.host.has_endpoint(endpoint) {
                     Some(format!("the host has no HTTP endpoint named `{endpoint}`"))
                 } else if !self.host.has_credential(endpoint) {
-                    Some(format!("the host has no credential for endpoint `{endpoint}`"))
+                    Some(format!(
+                        "the host has no credential for endpoint `{endpoint}`"
+                    ))
                 } else {
                     None
                 };
                 match problem {
                     Some(why) => {
-                        warnings.push(format!("review.gate is jev but {why}: the gate stays on counters"));
-                        part("gate", vec![format!("http:{endpoint}")], format!("counters ({why})"))
+                        warnings.push(format!(
+                            "review.gate is jev but {why}: the gate stays on counters"
+                        ));
+                        part(
+                            "gate",
+                            vec![format!("http:{endpoint}")],
+                            format!("counters ({why})"),
+                        )
                     }
                     None => part("gate", vec![], format!("jev via endpoint `{endpoint}`")),
                 }
@@ -110,9 +153,17 @@ impl<H: Host> Plugin<H> {
         parts.push(gate);
 
         let mut curator = if self.host.has_root(&Root::UserSkills) {
-            part("curator", vec![], "stale/archive lifecycle of user-scope skills".into())
+            part(
+                "curator",
+                vec![],
+                "stale/archive lifecycle of user-scope skills".into(),
+            )
         } else {
-            part("curator", vec!["fs:user-skills".into()], "needs the user-skills root".into())
+            part(
+                "curator",
+                vec!["fs:user-skills".into()],
+                "needs the user-skills root".into(),
+            )
         };
         if !config.curator.enabled {
             curator.state = PartState::Disabled;
@@ -128,11 +179,22 @@ impl<H: Host> Plugin<H> {
     }
 
     /// Both arms are JSON for the model.
-    pub fn call_tool(&mut self, ctx: &CallContext, name: &str, args_json: &str) -> Result<String, String> {
-        self.call_tool_inner(ctx, name, args_json).map_err(|err| err.to_json())
+    pub fn call_tool(
+        &mut self,
+        ctx: &CallContext,
+        name: &str,
+        args_json: &str,
+    ) -> Result<String, String> {
+        self.call_tool_inner(ctx, name, args_json)
+            .map_err(|err| err.to_json())
     }
 
-    fn call_tool_inner(&mut self, _ctx: &CallContext, name: &str, _args_json: &str) -> Result<String, ToolError> {
+    fn call_tool_inner(
+        &mut self,
+        _ctx: &CallContext,
+        name: &str,
+        _args_json: &str,
+    ) -> Result<String, ToolError> {
         self.require_init()?;
         if name != tools::SKILL_MANAGE {
             return Err(ToolError::new(
@@ -150,7 +212,11 @@ impl<H: Host> Plugin<H> {
 
     fn require_init(&self) -> Result<&Active, ToolError> {
         self.state.as_ref().ok_or_else(|| {
-            ToolError::new("not-initialized", "the plugin has not been initialised", "the host must call plugin.init first")
+            ToolError::new(
+                "not-initialized",
+                "the plugin has not been initialised",
+                "the host must call plugin.init first",
+            )
         })
     }
 
@@ -182,13 +248,20 @@ impl<H: Host> Plugin<H> {
         let words: Vec<&str> = args.split_whitespace().collect();
         match words.first().copied() {
             None | Some("help") => Ok(command_help()),
-            Some(sub) => Err(format!("`/skills {sub}` is not built in this version.\n\n{}", command_help())),
+            Some(sub) => Err(format!(
+                "`/skills {sub}` is not built in this version.\n\n{}",
+                command_help()
+            )),
         }
     }
 
     pub fn guidance(&self) -> Option<String> {
         let active = self.state.as_ref()?;
-        active.services.iter().any(|s| s == "system-prompt").then(crate::guidance::section)
+        active
+            .services
+            .iter()
+            .any(|s| s == "system-prompt")
+            .then(crate::guidance::section)
     }
 }
 

@@ -68,7 +68,11 @@ pub fn cache_key(engine: &Engine, wasm: &[u8]) -> String {
 
 /// Compiles `wasm`, or loads it precompiled from `cache_dir` when a matching entry exists.
 /// A cache that cannot be read or written only costs a compile.
-pub fn load_component(engine: &Engine, wasm: &[u8], cache_dir: Option<&Path>) -> Result<(Component, CacheOutcome)> {
+pub fn load_component(
+    engine: &Engine,
+    wasm: &[u8],
+    cache_dir: Option<&Path>,
+) -> Result<(Component, CacheOutcome)> {
     let Some(dir) = cache_dir else {
         return Ok((compile(engine, wasm)?, CacheOutcome::Disabled));
     };
@@ -79,18 +83,26 @@ pub fn load_component(engine: &Engine, wasm: &[u8], cache_dir: Option<&Path>) ->
         // engine's compatibility hash. wasmtime still checks the header and version.
         match unsafe { Component::deserialize_file(engine, &path) } {
             Ok(component) => return Ok((component, CacheOutcome::Hit)),
-            Err(err) => eprintln!("self-evolve: ignoring unusable cache entry {}: {err:#}", path.display()),
+            Err(err) => eprintln!(
+                "self-evolve: ignoring unusable cache entry {}: {err:#}",
+                path.display()
+            ),
         }
     }
     let component = compile(engine, wasm)?;
     if let Err(err) = store(&component, dir, &path) {
-        eprintln!("self-evolve: could not write the compile cache {}: {err:#}", path.display());
+        eprintln!(
+            "self-evolve: could not write the compile cache {}: {err:#}",
+            path.display()
+        );
     }
     Ok((component, CacheOutcome::Miss))
 }
 
 fn compile(engine: &Engine, wasm: &[u8]) -> Result<Component> {
-    Component::new(engine, wasm).map_err(|e| anyhow!("{e:#}")).context("compiling the component (is it a component built by ./build.sh?)")
+    Component::new(engine, wasm)
+        .map_err(|e| anyhow!("{e:#}"))
+        .context("compiling the component (is it a component built by ./build.sh?)")
 }
 
 fn store(component: &Component, dir: &Path, path: &Path) -> Result<()> {

@@ -98,7 +98,10 @@ impl HttpCap {
 
     /// True when the endpoint needs no credential or its variable is set. Never the value.
     pub fn has_credential(&self, name: &str) -> bool {
-        self.config.endpoints.get(name).is_some_and(|e| e.credential_env.is_none() || e.credential().is_some())
+        self.config
+            .endpoints
+            .get(name)
+            .is_some_and(|e| e.credential_env.is_none() || e.credential().is_some())
     }
 
     pub fn post(&self, req: &Request) -> Result<Response, HttpErr> {
@@ -110,8 +113,12 @@ impl HttpCap {
         check_path(&req.path)?;
         for (name, value) in &req.headers {
             let lower = name.to_ascii_lowercase();
-            if FORBIDDEN_HEADERS.contains(&lower.as_str()) || lower == endpoint.auth_header.to_ascii_lowercase() {
-                return Err(HttpErr::Denied(format!("header `{name}` is reserved for the host")));
+            if FORBIDDEN_HEADERS.contains(&lower.as_str())
+                || lower == endpoint.auth_header.to_ascii_lowercase()
+            {
+                return Err(HttpErr::Denied(format!(
+                    "header `{name}` is reserved for the host"
+                )));
             }
             if !valid_header(name, value) {
                 return Err(HttpErr::Denied(format!("header `{name}` is malformed")));
@@ -121,7 +128,8 @@ impl HttpCap {
             Some(_) => Some(endpoint.credential().ok_or(HttpErr::NoCredential)?),
             None => None,
         };
-        let timeout = Duration::from_millis(u64::from(req.timeout_ms.clamp(1, endpoint.max_timeout_ms)));
+        let timeout =
+            Duration::from_millis(u64::from(req.timeout_ms.clamp(1, endpoint.max_timeout_ms)));
         let agent: ureq::Agent = ureq::Agent::config_builder()
             .timeout_global(Some(timeout))
             .http_status_as_error(false)
@@ -134,7 +142,10 @@ impl HttpCap {
             builder = builder.header(name, value);
         }
         if let Some(secret) = credential {
-            builder = builder.header(&endpoint.auth_header, format!("{}{secret}", endpoint.auth_prefix));
+            builder = builder.header(
+                &endpoint.auth_header,
+                format!("{}{secret}", endpoint.auth_prefix),
+            );
         }
         let mut response = builder.send(&req.body[..]).map_err(map_error)?;
         let status = response.status().as_u16();
@@ -154,20 +165,33 @@ fn check_path(path: &str) -> Result<(), HttpErr> {
         && !path.contains("..")
         && !path.contains('#')
         && !path.contains('@')
-        && !path.chars().any(|c| c.is_whitespace() || c.is_control() || c == '\\');
-    if ok { Ok(()) } else { Err(HttpErr::Denied(format!("path `{path}` must be a plain absolute path such as /v1/decide"))) }
+        && !path
+            .chars()
+            .any(|c| c.is_whitespace() || c.is_control() || c == '\\');
+    if ok {
+        Ok(())
+    } else {
+        Err(HttpErr::Denied(format!(
+            "path `{path}` must be a plain absolute path such as /v1/decide"
+        )))
+    }
 }
 
 fn valid_header(name: &str, value: &str) -> bool {
     !name.is_empty()
-        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_".contains(&b))
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_".contains(&b))
         && !value.chars().any(|c| c == '\r' || c == '\n' || c == '\0')
 }
 
 fn map_error(err: ureq::Error) -> HttpErr {
     match err {
         ureq::Error::Timeout(_) => HttpErr::Timeout,
-        ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::TimedOut || io.kind() == std::io::ErrorKind::WouldBlock => {
+        ureq::Error::Io(io)
+            if io.kind() == std::io::ErrorKind::TimedOut
+                || io.kind() == std::io::ErrorKind::WouldBlock =>
+        {
             HttpErr::Timeout
         }
         other => HttpErr::Network(other.to_string()),
@@ -180,8 +204,20 @@ mod tests {
 
     #[test]
     fn paths_must_stay_under_the_endpoint() {
-        for bad in ["", "v1", "//evil.example/x", "/../admin", "/a#frag", "/x@y", "/a b", "/a\\b"] {
-            assert!(matches!(check_path(bad), Err(HttpErr::Denied(_))), "{bad:?}");
+        for bad in [
+            "",
+            "v1",
+            "//evil.example/x",
+            "/../admin",
+            "/a#frag",
+            "/x@y",
+            "/a b",
+            "/a\\b",
+        ] {
+            assert!(
+                matches!(check_path(bad), Err(HttpErr::Denied(_))),
+                "{bad:?}"
+            );
         }
         for good in ["/", "/v1/decide", "/v1/decide?x=1"] {
             assert_eq!(check_path(good), Ok(()), "{good:?}");

@@ -42,14 +42,21 @@ fn audit(path: &Path) -> Result<()> {
     let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
     let (resolve, world) = match wit_component::decode(&bytes).context("decoding the component")? {
         DecodedWasm::Component(resolve, world) => (resolve, world),
-        DecodedWasm::WitPackage(..) => bail!("{} is a WIT package, not a component", path.display()),
+        DecodedWasm::WitPackage(..) => {
+            bail!("{} is a WIT package, not a component", path.display())
+        }
     };
     let world = &resolve.worlds[world];
     let key_name = |key: &wit_parser::WorldKey| resolve.name_world_key(key);
     let imports: Vec<String> = world.imports.keys().map(key_name).collect();
     let exports: Vec<String> = world.exports.keys().map(key_name).collect();
 
-    println!("component: {} ({} bytes, {:.1} KiB)", path.display(), bytes.len(), bytes.len() as f64 / 1024.0);
+    println!(
+        "component: {} ({} bytes, {:.1} KiB)",
+        path.display(),
+        bytes.len(),
+        bytes.len() as f64 / 1024.0
+    );
     println!("imports ({}):", imports.len());
     for import in &imports {
         println!("  {import}");
@@ -58,7 +65,10 @@ fn audit(path: &Path) -> Result<()> {
     for export in &exports {
         println!("  {export}");
     }
-    let foreign: Vec<&String> = imports.iter().filter(|i| !i.starts_with(ALLOWED_IMPORT_PREFIX)).collect();
+    let foreign: Vec<&String> = imports
+        .iter()
+        .filter(|i| !i.starts_with(ALLOWED_IMPORT_PREFIX))
+        .collect();
     if !foreign.is_empty() {
         bail!(
             "the component imports {} interface(s) outside {ALLOWED_IMPORT_PREFIX}*: {:?}. \
