@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 WASM_TARGET=wasm32-unknown-unknown
-CORE=target/$WASM_TARGET/release/self_evolve.wasm
+CORE=target/$WASM_TARGET/wasm-release/self_evolve.wasm
 OUT=dist/self-evolve.wasm
 
 step() { printf '\n==> %s\n' "$*"; }
@@ -34,8 +34,8 @@ ensure_toolchain() {
 
 build() {
     ensure_toolchain
-    step "building the plugin ($WASM_TARGET, release)"
-    cargo build -p self-evolve --target "$WASM_TARGET" --release --locked
+    step "building the plugin ($WASM_TARGET, profile wasm-release)"
+    cargo build -p self-evolve --target "$WASM_TARGET" --profile wasm-release --locked
     mkdir -p dist
     step "componentizing and auditing imports"
     # Fails unless every import is self-evolve:plugin/*.
