@@ -4,9 +4,11 @@
 pub mod api;
 pub mod config;
 pub mod errors;
+pub mod frontmatter;
 pub mod guidance;
 pub mod host;
 pub mod plugin;
+pub mod skillfile;
 pub mod tools;
 
 #[cfg(any(test, feature = "fake-host"))]
