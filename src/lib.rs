@@ -7,6 +7,7 @@ pub mod errors;
 pub mod frontmatter;
 pub mod guidance;
 pub mod host;
+pub mod lint;
 pub mod plugin;
 pub mod skillfile;
 pub mod tools;
