@@ -3,6 +3,7 @@
 
 pub mod api;
 pub mod config;
+pub mod dedupe;
 pub mod errors;
 pub mod frontmatter;
 pub mod guidance;
