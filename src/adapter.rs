@@ -104,6 +104,14 @@ impl Host for WitHost {
             })
             .map_err(fs_error)
     }
+    fn stat_many(&self, r: &host::Root, paths: &[String]) -> Vec<Result<host::Stat, host::FsError>> {
+        fs::stat_many(&root(r), paths)
+            .into_iter()
+            .map(|s| {
+                s.map(|s| host::Stat { kind: entry_kind(s.kind), size: s.size, modified_ms: s.modified_ms }).map_err(fs_error)
+            })
+            .collect()
+    }
     fn has_root(&self, r: &host::Root) -> bool {
         fs::has_root(&root(r))
     }

@@ -301,6 +301,10 @@ impl Host for FakeHost {
         }
     }
 
+    fn stat_many(&self, root: &Root, paths: &[String]) -> Vec<Result<Stat, FsError>> {
+        paths.iter().map(|p| self.stat(root, p)).collect()
+    }
+
     fn has_root(&self, root: &Root) -> bool {
         self.roots.borrow().contains_key(root)
     }

@@ -133,6 +133,7 @@ pub trait Host {
     fn create_dir_all(&self, root: &Root, path: &str) -> Result<(), FsError>;
     fn list_dir(&self, root: &Root, path: &str) -> Result<Vec<(String, EntryKind)>, FsError>;
     fn stat(&self, root: &Root, path: &str) -> Result<Stat, FsError>;
+    fn stat_many(&self, root: &Root, paths: &[String]) -> Vec<Result<Stat, FsError>>;
     fn has_root(&self, root: &Root) -> bool;
 
     // http

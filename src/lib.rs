@@ -2,15 +2,20 @@
 //! Policy lives in ordinary Rust behind the `Host` port; `adapter.rs` (wasm only) binds it to the WIT.
 
 pub mod api;
+pub mod approval;
 pub mod config;
 pub mod dedupe;
 pub mod errors;
 pub mod frontmatter;
+pub mod guards;
 pub mod guidance;
 pub mod host;
+pub mod ledger;
 pub mod lint;
 pub mod plugin;
 pub mod skillfile;
+pub mod store;
+pub mod time;
 pub mod tools;
 
 #[cfg(any(test, feature = "fake-host"))]

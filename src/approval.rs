@@ -1,0 +1,233 @@
+//! Staged writes: with `writeApproval` on, a change is kept under `pending/<id>/` in the state
+//! root (manifest, new bytes, a unified diff `git apply` accepts) until an operator approves
+//! it (re-hashing the target, refusing on drift) or rejects it. Old staged writes are pruned.
+
+use crate::errors::ToolError;
+use crate::host::{FsError, Host, Root, WriteMode};
+use crate::store::{Scope, Store, fs_error};
+use crate::time;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use sha2::{Digest, Sha256};
+
+pub const DIR: &str = "pending";
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Manifest {
+    pub id: String,
+    /// create, patch, edit, write_file, remove_file
+    pub operation: String,
+    pub skill: String,
+    pub scope: String,
+    /// The session whose project root a project-scope write targets.
+    pub session: String,
+    pub agent: String,
+    /// Path of the target inside its scope's root.
+    pub path: String,
+    /// sha256 of the target when staged; `None` when it did not exist.
+    pub base_sha256: Option<String>,
+    /// sha256 of the new bytes; `None` for a removal.
+    pub new_sha256: Option<String>,
+    pub created_ms: u64,
+    pub created_at: String,
+    pub reason: String,
+}
+
+impl Manifest {
+    pub fn root(&self) -> Root {
+        if self.scope == Scope::Project.as_str() { Root::ProjectSkills(self.session.clone()) } else { Root::UserSkills }
+    }
+}
+
+/// What to stage: the target, its current bytes and the proposed ones.
+pub struct Change<'a> {
+    pub operation: &'a str,
+    pub skill: &'a str,
+    pub scope: Scope,
+    pub session: &'a str,
+    pub agent: &'a str,
+    pub path: &'a str,
+    pub old: Option<&'a [u8]>,
+    pub new: Option<&'a [u8]>,
+    pub reason: &'a str,
+}
+
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A unified diff from the scope root, for `git apply` / `patch -p1` run there.
+pub fn unified_diff(path: &str, old: Option<&[u8]>, new: Option<&[u8]>) -> String {
+    let old_text = old.map(String::from_utf8_lossy).unwrap_or_default();
+    let new_text = new.map(String::from_utf8_lossy).unwrap_or_default();
+    let a = if old.is_some() { format!("a/{path}") } else { "/dev/null".to_string() };
+    let b = if new.is_some() { format!("b/{path}") } else { "/dev/null".to_string() };
+    let diff = similar::TextDiff::from_lines(old_text.as_ref(), new_text.as_ref());
+    let body = diff.unified_diff().context_radius(3).header(&a, &b).to_string();
+    let mut out = format!("diff --git a/{path} b/{path}\n");
+    if old.is_none() {
+        out.push_str("new file mode 100644\n");
+    } else if new.is_none() {
+        out.push_str("deleted file mode 100644\n");
+    }
+    out.push_str(&body);
+    out
+}
+
+fn valid_id(id: &str) -> bool {
+    !id.is_empty() && id.len() <= 64 && id.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+}
+
+fn not_found(id: &str) -> ToolError {
+    ToolError::new("not-found", format!("no staged write `{id}`"), "list staged writes with `/skills pending`")
+        .with_details(json!({"id": id}))
+}
+
+/// Stages a change. Leaves nothing behind when any write fails.
+pub fn stage(host: &impl Host, change: &Change) -> Result<Manifest, ToolError> {
+    let now = host.now_ms();
+    let new_sha = change.new.map(sha256_hex);
+    let seed = sha256_hex(format!("{}\n{}\n{:?}", change.path, change.session, new_sha).as_bytes());
+    let mut id = format!("{now}-{}", &seed[..6]);
+    let mut n = 1;
+    while host.stat(&Root::State, &format!("{DIR}/{id}")).is_ok() {
+        n += 1;
+        id = format!("{now}-{}-{n}", &seed[..6]);
+    }
+    let manifest = Manifest {
+        id: id.clone(),
+        operation: change.operation.to_string(),
+        skill: change.skill.to_string(),
+        scope: change.scope.as_str().to_string(),
+        session: change.session.to_string(),
+        agent: change.agent.to_string(),
+        path: change.path.to_string(),
+        base_sha256: change.old.map(sha256_hex),
+        new_sha256: new_sha,
+        created_ms: now,
+        created_at: time::iso(now),
+        reason: change.reason.to_string(),
+    };
+    let dir = format!("{DIR}/{id}");
+    let diff = unified_diff(change.path, change.old, change.new);
+    let manifest_bytes = serde_json::to_vec_pretty(&manifest).map_err(|e| ToolError::new("io", e.to_string(), "retry"))?;
+    let mut files: Vec<(String, &[u8])> = vec![(format!("{dir}/change.diff"), diff.as_bytes())];
+    if let Some(new) = change.new {
+        files.push((format!("{dir}/new"), new));
+    }
+    // The manifest goes last: a staged write without one is never listed.
+    files.push((format!("{dir}/manifest.json"), &manifest_bytes));
+    let mut written: Vec<String> = Vec::new();
+    for (path, bytes) in &files {
+        if let Err(err) = host.write(&Root::State, path, bytes, WriteMode::CreateNew) {
+            for done in &written {
+                let _ = host.remove_file(&Root::State, done);
+            }
+            let _ = host.remove_dir(&Root::State, &dir);
+            let _ = host.remove_dir(&Root::State, DIR);
+            return Err(fs_error(err, path));
+        }
+        written.push(path.to_string());
+    }
+    Ok(manifest)
+}
+
+/// Every staged write, oldest first. Unreadable entries are skipped.
+pub fn list(host: &impl Host) -> Vec<Manifest> {
+    let Ok(entries) = host.list_dir(&Root::State, DIR) else { return Vec::new() };
+    let mut out: Vec<Manifest> = entries
+        .into_iter()
+        .filter_map(|(id, _)| load(host, &id).ok())
+        .collect();
+    out.sort_by(|a, b| a.created_ms.cmp(&b.created_ms).then_with(|| a.id.cmp(&b.id)));
+    out
+}
+
+pub fn load(host: &impl Host, id: &str) -> Result<Manifest, ToolError> {
+    if !valid_id(id) {
+        return Err(not_found(id));
+    }
+    let bytes = host.read(&Root::State, &format!("{DIR}/{id}/manifest.json")).map_err(|_| not_found(id))?;
+    serde_json::from_slice(&bytes).map_err(|e| {
+        ToolError::new("io", format!("staged write `{id}` has a corrupt manifest: {e}"), "reject it and stage the change again")
+    })
+}
+
+pub fn diff(host: &impl Host, id: &str) -> Result<String, ToolError> {
+    load(host, id)?;
+    let bytes = host.read(&Root::State, &format!("{DIR}/{id}/change.diff")).map_err(|_| not_found(id))?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// Applies a staged write if its target is unchanged since staging.
+pub fn approve(host: &impl Host, id: &str) -> Result<Manifest, ToolError> {
+    let manifest = load(host, id)?;
+    let root = manifest.root();
+    if !host.has_root(&root) {
+        return Err(ToolError::new(
+            "no-project",
+            format!("the project of session `{}` is not mapped by the host now", manifest.session),
+            "approve it from a session in that project",
+        ));
+    }
+    let current = match host.read(&root, &manifest.path) {
+        Ok(bytes) => Some(sha256_hex(&bytes)),
+        Err(FsError::NotFound) => None,
+        Err(err) => return Err(fs_error(err, &manifest.path)),
+    };
+    if current != manifest.base_sha256 {
+        return Err(ToolError::new(
+            "drift",
+            format!("`{}` changed since this write was staged; the staged write is kept for inspection", manifest.path),
+            "read the diff, then reject it and stage the change again against the current file",
+        )
+        .with_details(json!({"id": id, "path": manifest.path, "staged_base": manifest.base_sha256, "current": current})));
+    }
+    let store = Store::new(host, &manifest.session);
+    match &manifest.new_sha256 {
+        Some(_) => {
+            let new = host.read(&Root::State, &format!("{DIR}/{id}/new")).map_err(|e| fs_error(e, "new"))?;
+            if Some(sha256_hex(&new)) != manifest.new_sha256 {
+                return Err(ToolError::new("drift", "the staged bytes were modified", "reject it and stage again"));
+            }
+            store.write_atomic(&root, &manifest.path, &new)?;
+        }
+        None => {
+            host.remove_file(&root, &manifest.path).map_err(|e| fs_error(e, &manifest.path))?;
+            if let Some((dir, _)) = manifest.path.rsplit_once('/') {
+                store.remove_empty_dirs(&root, dir);
+            }
+        }
+    }
+    discard(host, id);
+    Ok(manifest)
+}
+
+pub fn reject(host: &impl Host, id: &str) -> Result<Manifest, ToolError> {
+    let manifest = load(host, id)?;
+    discard(host, id);
+    Ok(manifest)
+}
+
+fn discard(host: &impl Host, id: &str) {
+    let dir = format!("{DIR}/{id}");
+    for file in ["change.diff", "new", "manifest.json"] {
+        let _ = host.remove_file(&Root::State, &format!("{dir}/{file}"));
+    }
+    let _ = host.remove_dir(&Root::State, &dir);
+}
+
+/// Removes staged writes older than `ttl_days`; returns their ids.
+pub fn prune(host: &impl Host, ttl_days: u64) -> Vec<String> {
+    let cutoff = host.now_ms().saturating_sub(ttl_days * time::MS_PER_DAY);
+    let old: Vec<String> = list(host).into_iter().filter(|m| m.created_ms < cutoff).map(|m| m.id).collect();
+    for id in &old {
+        discard(host, id);
+    }
+    old
+}
+
+#[cfg(test)]
+#[path = "approval_tests.rs"]
+mod tests;

@@ -1,0 +1,108 @@
+//! Tests for staged writes on the fake host, and the diff checked by real `git apply` and `patch`.
+
+use super::*;
+use crate::fake::FakeHost;
+
+fn change<'a>(path: &'a str, old: Option<&'a [u8]>, new: Option<&'a [u8]>) -> Change<'a> {
+    Change { operation: "edit", skill: "pdf", scope: Scope::User, session: "s1", agent: "main", path, old, new, reason: "why" }
+}
+
+#[test]
+fn stage_then_approve_writes_the_new_bytes_and_clears_the_stage() {
+    let host = FakeHost::new(1_000);
+    host.write(&Root::UserSkills, "pdf/SKILL.md", b"old\n", WriteMode::CreateNew).unwrap();
+    let m = stage(&host, &change("pdf/SKILL.md", Some(b"old\n"), Some(b"new\n"))).unwrap();
+    assert_eq!(list(&host), vec![m.clone()]);
+    assert_eq!(host.file(&Root::UserSkills, "pdf/SKILL.md").unwrap(), b"old\n", "staging does not touch the target");
+    assert!(diff(&host, &m.id).unwrap().contains("-old\n+new\n"));
+    approve(&host, &m.id).unwrap();
+    assert_eq!(host.file(&Root::UserSkills, "pdf/SKILL.md").unwrap(), b"new\n");
+    assert!(list(&host).is_empty());
+    assert!(host.list_dir(&Root::State, DIR).unwrap().is_empty());
+}
+
+#[test]
+fn approve_refuses_on_drift_and_keeps_the_staged_write() {
+    let host = FakeHost::new(1_000);
+    host.write(&Root::UserSkills, "pdf/SKILL.md", b"old\n", WriteMode::CreateNew).unwrap();
+    let m = stage(&host, &change("pdf/SKILL.md", Some(b"old\n"), Some(b"new\n"))).unwrap();
+    host.write(&Root::UserSkills, "pdf/SKILL.md", b"edited by hand\n", WriteMode::Truncate).unwrap();
+    let before = host.snapshot();
+    let err = approve(&host, &m.id).unwrap_err();
+    assert_eq!(err.code, "drift");
+    assert_eq!(host.snapshot(), before, "nothing changed");
+    assert_eq!(list(&host).len(), 1);
+    // A create whose target appeared meanwhile is drift too.
+    let c = stage(&host, &change("new/SKILL.md", None, Some(b"x\n"))).unwrap();
+    host.write(&Root::UserSkills, "new/SKILL.md", b"someone else\n", WriteMode::CreateNew).unwrap();
+    assert_eq!(approve(&host, &c.id).unwrap_err().code, "drift");
+}
+
+#[test]
+fn reject_discards_and_unknown_or_hostile_ids_are_not_found() {
+    let host = FakeHost::new(1_000);
+    let m = stage(&host, &change("a/SKILL.md", None, Some(b"x\n"))).unwrap();
+    reject(&host, &m.id).unwrap();
+    assert!(list(&host).is_empty());
+    for id in ["nope", "../usage.json", "a/b", ""] {
+        assert_eq!(approve(&host, id).unwrap_err().code, "not-found", "{id}");
+    }
+}
+
+#[test]
+fn prune_removes_only_old_staged_writes() {
+    let host = FakeHost::new(1_000);
+    let old = stage(&host, &change("a/SKILL.md", None, Some(b"1\n"))).unwrap();
+    host.advance(10 * time::MS_PER_DAY);
+    let fresh = stage(&host, &change("b/SKILL.md", None, Some(b"2\n"))).unwrap();
+    host.advance(5 * time::MS_PER_DAY);
+    assert_eq!(prune(&host, 14), vec![old.id]);
+    assert_eq!(list(&host), vec![fresh]);
+}
+
+#[test]
+fn a_failed_stage_leaves_nothing() {
+    let host = FakeHost::new(1_000);
+    host.fail_write_at.set(Some(2));
+    let before = host.snapshot();
+    assert!(stage(&host, &change("a/SKILL.md", None, Some(b"1\n"))).is_err());
+    assert_eq!(host.snapshot(), before);
+}
+
+/// The diff applies with the real tools, for edits, creations and removals.
+#[test]
+fn diffs_apply_with_git_apply_and_patch() {
+    let have = |tool: &str| std::process::Command::new(tool).arg("--version").output().is_ok_and(|o| o.status.success());
+    if !have("git") {
+        eprintln!("SKIPPED: git is not installed");
+        return;
+    }
+    let cases: [(&str, Option<&[u8]>, Option<&[u8]>); 4] = [
+        ("pdf/SKILL.md", Some(b"a\nb\nc\n"), Some(b"a\nB\nc\nd\n")),
+        ("pdf/SKILL.md", Some(b"no newline"), Some(b"no newline, still\n")),
+        ("fresh/SKILL.md", None, Some(b"---\nname: fresh\n---\nbody\n")),
+        ("pdf/references/old.md", Some(b"gone\n"), None),
+    ];
+    for (path, old, new) in cases {
+        let diff = unified_diff(path, old, new);
+        for tool in ["git", "patch"] {
+            if tool == "patch" && !have("patch") {
+                continue;
+            }
+            let dir = tempfile::tempdir().unwrap();
+            if let Some(old) = old {
+                let file = dir.path().join(path);
+                std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+                std::fs::write(&file, old).unwrap();
+            }
+            std::fs::write(dir.path().join("change.diff"), &diff).unwrap();
+            let args: &[&str] = if tool == "git" { &["apply", "change.diff"] } else { &["-p1", "-i", "change.diff"] };
+            let out = std::process::Command::new(tool).args(args).current_dir(dir.path()).output().unwrap();
+            assert!(out.status.success(), "{tool} on {path}: {}\n{diff}", String::from_utf8_lossy(&out.stderr));
+            match new {
+                Some(new) => assert_eq!(std::fs::read(dir.path().join(path)).unwrap(), new, "{tool} {path}"),
+                None => assert!(!dir.path().join(path).exists(), "{tool} {path}"),
+            }
+        }
+    }
+}

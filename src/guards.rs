@@ -1,0 +1,39 @@
+//! The read registry: which agent has read which skill. A mutation is allowed only after
+//! the same agent loaded the skill (`skill` tool) or viewed it through `skill_manage`.
+
+use std::collections::{BTreeSet, HashMap};
+
+#[derive(Default)]
+pub struct ReadRegistry {
+    reads: HashMap<(String, String), BTreeSet<String>>,
+}
+
+impl ReadRegistry {
+    pub fn mark(&mut self, session: &str, agent: &str, skill: &str) {
+        self.reads.entry((session.to_string(), agent.to_string())).or_default().insert(skill.to_string());
+    }
+
+    pub fn has_read(&self, session: &str, agent: &str, skill: &str) -> bool {
+        self.reads.get(&(session.to_string(), agent.to_string())).is_some_and(|s| s.contains(skill))
+    }
+
+    /// Skills this agent has read, for error details.
+    pub fn read_by(&self, session: &str, agent: &str) -> Vec<String> {
+        self.reads.get(&(session.to_string(), agent.to_string())).map(|s| s.iter().cloned().collect()).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_are_per_agent_and_session() {
+        let mut r = ReadRegistry::default();
+        r.mark("s1", "main", "pdf");
+        assert!(r.has_read("s1", "main", "pdf"));
+        assert!(!r.has_read("s1", "reviewer", "pdf"));
+        assert!(!r.has_read("s2", "main", "pdf"));
+        assert_eq!(r.read_by("s1", "main"), vec!["pdf".to_string()]);
+    }
+}

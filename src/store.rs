@@ -1,0 +1,375 @@
+//! Where skills live and how they are read and written: user and project scopes (project
+//! wins, package `<name>/SKILL.md` wins over flat `<name>.md`), listing with shadowing and a
+//! stat-validated parse cache, atomic writes, symlink refusal and supporting-file paths.
+
+use crate::errors::ToolError;
+use crate::host::{EntryKind, FsError, Host, Root, WriteMode};
+use crate::skillfile::SkillFile;
+use serde_json::json;
+use std::collections::HashMap;
+
+/// Folders a skill package may hold supporting files in.
+pub const RESOURCE_DIRS: &[&str] = &["references", "templates", "scripts", "assets"];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Scope {
+    Project,
+    User,
+}
+
+impl Scope {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Project => "project",
+            Scope::User => "user",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Layout {
+    /// `<name>/SKILL.md`
+    Package,
+    /// `<name>.md`
+    Flat,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Location {
+    pub scope: Scope,
+    pub layout: Layout,
+    pub root: Root,
+    pub name: String,
+}
+
+impl Location {
+    pub fn path(&self) -> String {
+        match self.layout {
+            Layout::Package => format!("{}/SKILL.md", self.name),
+            Layout::Flat => format!("{}.md", self.name),
+        }
+    }
+
+    pub fn describe(&self) -> String {
+        format!("{} skill `{}` ({})", self.scope.as_str(), self.name, self.path())
+    }
+}
+
+/// What listing needs from one SKILL.md, cached by (root, path, size, mtime).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Summary {
+    pub description: String,
+    pub owned: bool,
+    pub pinned: bool,
+    pub status: String,
+    /// Format problems (read: warnings) and parse failures.
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Listed {
+    pub location: Location,
+    pub summary: Summary,
+    /// Lower-priority copies this one hides.
+    pub shadows: Vec<Location>,
+}
+
+#[derive(Default)]
+pub struct ListCache {
+    entries: HashMap<(Root, String), (u64, u64, Summary)>,
+}
+
+impl ListCache {
+    pub fn forget(&mut self, root: &Root, path: &str) {
+        self.entries.remove(&(root.clone(), path.to_string()));
+    }
+}
+
+pub struct Store<'a, H: Host> {
+    pub host: &'a H,
+    pub session: String,
+}
+
+impl<'a, H: Host> Store<'a, H> {
+    pub fn new(host: &'a H, session: &str) -> Store<'a, H> {
+        Store { host, session: session.to_string() }
+    }
+
+    /// Mapped skill roots, highest priority first.
+    pub fn roots(&self) -> Vec<(Scope, Root)> {
+        let mut roots = Vec::new();
+        let project = Root::ProjectSkills(self.session.clone());
+        if !self.session.is_empty() && self.host.has_root(&project) {
+            roots.push((Scope::Project, project));
+        }
+        if self.host.has_root(&Root::UserSkills) {
+            roots.push((Scope::User, Root::UserSkills));
+        }
+        roots
+    }
+
+    pub fn root_of(&self, scope: Scope) -> Option<Root> {
+        self.roots().into_iter().find(|(s, _)| *s == scope).map(|(_, r)| r)
+    }
+
+    /// Every candidate location in one root, package before flat for the same name.
+    fn scan_root(&self, scope: Scope, root: &Root, warnings: &mut Vec<String>) -> Vec<Location> {
+        let entries = match self.host.list_dir(root, "") {
+            Ok(entries) => entries,
+            Err(FsError::NotFound) => return Vec::new(),
+            Err(err) => {
+                warnings.push(format!("could not list the {} skills folder: {err}", scope.as_str()));
+                return Vec::new();
+            }
+        };
+        let mut out = Vec::new();
+        for (name, kind) in entries {
+            if name.starts_with('.') {
+                continue;
+            }
+            match kind {
+                EntryKind::Dir => out.push(Location { scope, layout: Layout::Package, root: root.clone(), name }),
+                EntryKind::File => {
+                    if let Some(stem) = name.strip_suffix(".md")
+                        && !stem.is_empty()
+                        && !name.eq_ignore_ascii_case("README.md")
+                    {
+                        out.push(Location { scope, layout: Layout::Flat, root: root.clone(), name: stem.to_string() });
+                    }
+                }
+                EntryKind::Symlink => warnings.push(format!(
+                    "{} skills folder: `{name}` is a symlink and is ignored (symlinks are never followed)",
+                    scope.as_str()
+                )),
+            }
+        }
+        out
+    }
+
+    /// All skills in both scopes; the first location per name wins.
+    pub fn list(&self, cache: &mut ListCache) -> (Vec<Listed>, Vec<String>) {
+        let mut warnings = Vec::new();
+        let mut by_name: Vec<Listed> = Vec::new();
+        let mut index: HashMap<String, usize> = HashMap::new();
+        for (scope, root) in self.roots() {
+            let candidates = self.scan_root(scope, &root, &mut warnings);
+            let paths: Vec<String> = candidates.iter().map(Location::path).collect();
+            let stats = self.host.stat_many(&root, &paths);
+            let mut present: Vec<Location> = Vec::new();
+            for (location, stat) in candidates.into_iter().zip(stats) {
+                match stat {
+                    Ok(stat) if stat.kind == crate::host::EntryKind::File => {
+                        let key = (root.clone(), location.path());
+                        let fresh = matches!(cache.entries.get(&key), Some((s, m, _)) if *s == stat.size && *m == stat.modified_ms);
+                        if !fresh {
+                            let summary = self.summarize(&location);
+                            cache.entries.insert(key, (stat.size, stat.modified_ms, summary));
+                        }
+                        present.push(location);
+                    }
+                    Ok(stat) if stat.kind == crate::host::EntryKind::Symlink => {
+                        warnings.push(format!("{}: SKILL.md is a symlink and is ignored", location.describe()))
+                    }
+                    _ => {} // a folder without SKILL.md is not a skill
+                }
+            }
+            // Package before flat within a scope.
+            present.sort_by_key(|l| (l.layout == Layout::Flat, l.name.clone()));
+            for location in present {
+                let key = (root.clone(), location.path());
+                let Some((_, _, summary)) = cache.entries.get(&key) else { continue };
+                match index.get(&location.name) {
+                    Some(&i) => by_name[i].shadows.push(location),
+                    None => {
+                        index.insert(location.name.clone(), by_name.len());
+                        by_name.push(Listed { location, summary: summary.clone(), shadows: Vec::new() });
+                    }
+                }
+            }
+        }
+        for listed in &by_name {
+            for hidden in &listed.shadows {
+                warnings.push(format!("{} is shadowed by the {}", hidden.describe(), listed.location.describe()));
+            }
+        }
+        by_name.sort_by(|a, b| a.location.name.cmp(&b.location.name));
+        (by_name, warnings)
+    }
+
+    fn summarize(&self, location: &Location) -> Summary {
+        let bytes = match self.host.read(&location.root, &location.path()) {
+            Ok(bytes) => bytes,
+            Err(err) => {
+                return Summary {
+                    description: String::new(),
+                    owned: false,
+                    pinned: false,
+                    status: "unreadable".into(),
+                    warnings: vec![format!("cannot read: {err}")],
+                };
+            }
+        };
+        match SkillFile::parse_bytes(&bytes) {
+            Ok(skill) => Summary {
+                description: skill.description().unwrap_or_default().to_string(),
+                owned: skill.is_ours(),
+                pinned: skill.is_pinned(),
+                status: skill.status(),
+                warnings: skill.validate(Some(&location.name)).into_iter().map(|v| v.message).collect(),
+            },
+            Err(err) => Summary {
+                description: String::new(),
+                owned: false,
+                pinned: false,
+                status: "invalid".into(),
+                warnings: vec![format!("cannot parse: {}", err.message)],
+            },
+        }
+    }
+
+    /// The winning location of `name`: project before user, package before flat.
+    pub fn locate(&self, name: &str) -> Result<Option<Location>, ToolError> {
+        for (scope, root) in self.roots() {
+            for layout in [Layout::Package, Layout::Flat] {
+                let location = Location { scope, layout, root: root.clone(), name: name.to_string() };
+                match self.host.stat(&root, &location.path()) {
+                    Ok(stat) if stat.kind == EntryKind::File => return Ok(Some(location)),
+                    Ok(stat) if stat.kind == EntryKind::Symlink => return Err(symlink_error(&location.path())),
+                    Ok(_) | Err(FsError::NotFound) | Err(FsError::WrongKind) => {}
+                    Err(FsError::Symlink) => return Err(symlink_error(&location.path())),
+                    Err(err) => return Err(fs_error(err, &location.path())),
+                }
+            }
+            // A symlinked package folder holding the skill: refuse rather than ignore.
+            if let Ok(stat) = self.host.stat(&root, name)
+                && stat.kind == EntryKind::Symlink
+            {
+                return Err(symlink_error(name));
+            }
+        }
+        Ok(None)
+    }
+
+    pub fn read(&self, root: &Root, path: &str) -> Result<Vec<u8>, ToolError> {
+        self.host.read(root, path).map_err(|e| fs_error(e, path))
+    }
+
+    /// Refuses when any existing component of `path` is a symlink.
+    pub fn refuse_symlinks(&self, root: &Root, path: &str) -> Result<(), ToolError> {
+        let mut end = 0;
+        for component in path.split('/') {
+            end += component.len();
+            match self.host.stat(root, &path[..end]) {
+                Ok(stat) if stat.kind == EntryKind::Symlink => return Err(symlink_error(&path[..end])),
+                Ok(_) => {}
+                Err(FsError::NotFound) => return Ok(()),
+                Err(FsError::Symlink) => return Err(symlink_error(path)),
+                Err(err) => return Err(fs_error(err, path)),
+            }
+            end += 1;
+        }
+        Ok(())
+    }
+
+    /// Temp file in the same folder, then rename. On failure nothing new is left behind,
+    /// including a folder the write created.
+    pub fn write_atomic(&self, root: &Root, path: &str, bytes: &[u8]) -> Result<(), ToolError> {
+        self.refuse_symlinks(root, path)?;
+        let (dir, file) = path.rsplit_once('/').map_or(("", path), |(d, f)| (d, f));
+        let created_dir = !dir.is_empty() && matches!(self.host.stat(root, dir), Err(FsError::NotFound));
+        let tmp = if dir.is_empty() { format!(".{file}.self-evolve-tmp") } else { format!("{dir}/.{file}.self-evolve-tmp") };
+        let result = (|| {
+            match self.host.write(root, &tmp, bytes, WriteMode::CreateNew) {
+                Err(FsError::AlreadyExists) => {
+                    // A temp file left by an interrupted write: replace it.
+                    self.host.remove_file(root, &tmp).map_err(|e| fs_error(e, &tmp))?;
+                    self.host.write(root, &tmp, bytes, WriteMode::CreateNew).map_err(|e| fs_error(e, &tmp))?;
+                }
+                other => other.map_err(|e| fs_error(e, &tmp))?,
+            }
+            if let Err(err) = self.host.rename(root, &tmp, path) {
+                let _ = self.host.remove_file(root, &tmp);
+                return Err(fs_error(err, path));
+            }
+            Ok(())
+        })();
+        if result.is_err() && created_dir {
+            self.remove_empty_dirs(root, dir);
+        }
+        result
+    }
+
+    /// Removes `dir` and its parents while they are empty.
+    pub fn remove_empty_dirs(&self, root: &Root, dir: &str) {
+        let mut dir = dir.to_string();
+        while !dir.is_empty() {
+            if self.host.remove_dir(root, &dir).is_err() {
+                return;
+            }
+            dir = dir.rsplit_once('/').map(|(d, _)| d.to_string()).unwrap_or_default();
+        }
+    }
+
+    /// Every file under a package folder, relative to it, sorted.
+    pub fn package_files(&self, root: &Root, name: &str) -> Result<Vec<String>, ToolError> {
+        let mut out = Vec::new();
+        let mut stack = vec![String::new()];
+        while let Some(rel) = stack.pop() {
+            let dir = if rel.is_empty() { name.to_string() } else { format!("{name}/{rel}") };
+            let entries = self.host.list_dir(root, &dir).map_err(|e| fs_error(e, &dir))?;
+            for (entry, kind) in entries {
+                let child = if rel.is_empty() { entry } else { format!("{rel}/{entry}") };
+                match kind {
+                    EntryKind::File => out.push(child),
+                    EntryKind::Dir => stack.push(child),
+                    EntryKind::Symlink => return Err(symlink_error(&format!("{name}/{child}"))),
+                }
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+}
+
+/// A supporting-file path: `<references|templates|scripts|assets>/…`, plain components only.
+pub fn check_resource_path(path: &str) -> Result<(), ToolError> {
+    let bad = |why: &str| {
+        ToolError::new("invalid-path", format!("file_path `{path}` {why}"), "use a relative path such as references/guide.md")
+            .with_details(json!({"file_path": path, "allowed_folders": RESOURCE_DIRS}))
+    };
+    if path.starts_with('/') || path.contains('\\') || path.contains('\0') {
+        return Err(bad("must be relative, '/'-separated"));
+    }
+    let components: Vec<&str> = path.split('/').collect();
+    if components.iter().any(|c| c.is_empty() || *c == "." || *c == ".." || c.starts_with('.') || c.len() > 255) {
+        return Err(bad("may not hold empty, '.', '..' or hidden components"));
+    }
+    if components.iter().any(|c| c.chars().any(char::is_control)) {
+        return Err(bad("may not hold control characters"));
+    }
+    if components.len() < 2 || !RESOURCE_DIRS.contains(&components[0]) {
+        return Err(bad("must be inside references/, templates/, scripts/ or assets/"));
+    }
+    Ok(())
+}
+
+pub fn symlink_error(path: &str) -> ToolError {
+    ToolError::new(
+        "symlink",
+        format!("`{path}` is or passes through a symlink; this plugin never writes through symlinks"),
+        "ask the operator to replace the symlink with a real folder, or use another skill name",
+    )
+    .with_details(json!({"path": path}))
+}
+
+pub fn fs_error(err: FsError, path: &str) -> ToolError {
+    match err {
+        FsError::Symlink => symlink_error(path),
+        FsError::NotFound => ToolError::new("not-found", format!("`{path}` does not exist"), "list the skill's files with `view`")
+            .with_details(json!({"path": path})),
+        FsError::NoSpace => ToolError::new("io", format!("no space left writing `{path}`"), "tell the operator the disk is full"),
+        FsError::InvalidPath => ToolError::new("invalid-path", format!("`{path}` is not a valid path"), "use plain relative names"),
+        other => ToolError::new("io", format!("filesystem error on `{path}`: {other}"), "retry once; if it persists, tell the operator")
+            .with_details(json!({"path": path})),
+    }
+}
