@@ -55,13 +55,7 @@ impl Host for WitHost {
     fn read(&self, r: &host::Root, path: &str) -> Result<Vec<u8>, host::FsError> {
         fs::read(&root(r), path).map_err(fs_error)
     }
-    fn write(
-        &self,
-        r: &host::Root,
-        path: &str,
-        data: &[u8],
-        mode: host::WriteMode,
-    ) -> Result<(), host::FsError> {
+    fn write(&self, r: &host::Root, path: &str, data: &[u8], mode: host::WriteMode) -> Result<(), host::FsError> {
         let mode = match mode {
             host::WriteMode::CreateNew => fs::WriteMode::CreateNew,
             host::WriteMode::Truncate => fs::WriteMode::Truncate,
@@ -81,34 +75,22 @@ impl Host for WitHost {
     fn create_dir_all(&self, r: &host::Root, path: &str) -> Result<(), host::FsError> {
         fs::create_dir_all(&root(r), path).map_err(fs_error)
     }
-    fn list_dir(
-        &self,
-        r: &host::Root,
-        path: &str,
-    ) -> Result<Vec<(String, host::EntryKind)>, host::FsError> {
+    fn list_dir(&self, r: &host::Root, path: &str) -> Result<Vec<(String, host::EntryKind)>, host::FsError> {
         fs::list_dir(&root(r), path)
-            .map(|entries| {
-                entries
-                    .into_iter()
-                    .map(|(name, kind)| (name, entry_kind(kind)))
-                    .collect()
-            })
+            .map(|entries| entries.into_iter().map(|(name, kind)| (name, entry_kind(kind))).collect())
             .map_err(fs_error)
     }
     fn stat(&self, r: &host::Root, path: &str) -> Result<host::Stat, host::FsError> {
         fs::stat(&root(r), path)
-            .map(|s| host::Stat {
-                kind: entry_kind(s.kind),
-                size: s.size,
-                modified_ms: s.modified_ms,
-            })
+            .map(|s| host::Stat { kind: entry_kind(s.kind), size: s.size, modified_ms: s.modified_ms })
             .map_err(fs_error)
     }
     fn stat_many(&self, r: &host::Root, paths: &[String]) -> Vec<Result<host::Stat, host::FsError>> {
         fs::stat_many(&root(r), paths)
             .into_iter()
             .map(|s| {
-                s.map(|s| host::Stat { kind: entry_kind(s.kind), size: s.size, modified_ms: s.modified_ms }).map_err(fs_error)
+                s.map(|s| host::Stat { kind: entry_kind(s.kind), size: s.size, modified_ms: s.modified_ms })
+                    .map_err(fs_error)
             })
             .collect()
     }
@@ -124,17 +106,12 @@ impl Host for WitHost {
             body: req.body.clone(),
             timeout_ms: req.timeout_ms,
         };
-        http::post(&request)
-            .map(|r| host::HttpResponse {
-                status: r.status,
-                body: r.body,
-            })
-            .map_err(|err| match err {
-                http::HttpError::Timeout => host::HttpError::Timeout,
-                http::HttpError::Denied => host::HttpError::Denied,
-                http::HttpError::NoCredential => host::HttpError::NoCredential,
-                http::HttpError::Network(msg) => host::HttpError::Network(msg),
-            })
+        http::post(&request).map(|r| host::HttpResponse { status: r.status, body: r.body }).map_err(|err| match err {
+            http::HttpError::Timeout => host::HttpError::Timeout,
+            http::HttpError::Denied => host::HttpError::Denied,
+            http::HttpError::NoCredential => host::HttpError::NoCredential,
+            http::HttpError::Network(msg) => host::HttpError::Network(msg),
+        })
     }
     fn has_endpoint(&self, endpoint: &str) -> bool {
         http::has_endpoint(endpoint)
@@ -216,10 +193,7 @@ impl ex::lifecycle::Guest for Component {
                 warnings: report.warnings,
                 config_json: report.config_json,
             })
-            .map_err(|err| ConfigError {
-                key: err.key,
-                message: err.message,
-            })
+            .map_err(|err| ConfigError { key: err.key, message: err.message })
     }
 }
 
@@ -247,12 +221,8 @@ impl ex::events::Guest for Component {
         with_plugin(|p| p.assistant_message(&ctx(c), &text))
     }
     fn tool_result(c: types::CallContext, result: ex::events::ToolEvent) -> Vec<String> {
-        let event = api::ToolEvent {
-            tool: result.tool,
-            args_json: result.args_json,
-            ok: result.ok,
-            output: result.output,
-        };
+        let event =
+            api::ToolEvent { tool: result.tool, args_json: result.args_json, ok: result.ok, output: result.output };
         with_plugin(|p| p.tool_result(&ctx(c), &event))
     }
     fn turn_end(c: types::CallContext, status: ex::events::TurnStatus) -> Vec<String> {

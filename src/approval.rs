@@ -111,7 +111,8 @@ pub fn stage(host: &impl Host, change: &Change) -> Result<Manifest, ToolError> {
     };
     let dir = format!("{DIR}/{id}");
     let diff = unified_diff(change.path, change.old, change.new);
-    let manifest_bytes = serde_json::to_vec_pretty(&manifest).map_err(|e| ToolError::new("io", e.to_string(), "retry"))?;
+    let manifest_bytes =
+        serde_json::to_vec_pretty(&manifest).map_err(|e| ToolError::new("io", e.to_string(), "retry"))?;
     let mut files: Vec<(String, &[u8])> = vec![(format!("{dir}/change.diff"), diff.as_bytes())];
     if let Some(new) = change.new {
         files.push((format!("{dir}/new"), new));
@@ -136,10 +137,7 @@ pub fn stage(host: &impl Host, change: &Change) -> Result<Manifest, ToolError> {
 /// Every staged write, oldest first. Unreadable entries are skipped.
 pub fn list(host: &impl Host) -> Vec<Manifest> {
     let Ok(entries) = host.list_dir(&Root::State, DIR) else { return Vec::new() };
-    let mut out: Vec<Manifest> = entries
-        .into_iter()
-        .filter_map(|(id, _)| load(host, &id).ok())
-        .collect();
+    let mut out: Vec<Manifest> = entries.into_iter().filter_map(|(id, _)| load(host, &id).ok()).collect();
     out.sort_by(|a, b| a.created_ms.cmp(&b.created_ms).then_with(|| a.id.cmp(&b.id)));
     out
 }
@@ -150,7 +148,11 @@ pub fn load(host: &impl Host, id: &str) -> Result<Manifest, ToolError> {
     }
     let bytes = host.read(&Root::State, &format!("{DIR}/{id}/manifest.json")).map_err(|_| not_found(id))?;
     serde_json::from_slice(&bytes).map_err(|e| {
-        ToolError::new("io", format!("staged write `{id}` has a corrupt manifest: {e}"), "reject it and stage the change again")
+        ToolError::new(
+            "io",
+            format!("staged write `{id}` has a corrupt manifest: {e}"),
+            "reject it and stage the change again",
+        )
     })
 }
 
@@ -182,7 +184,9 @@ pub fn approve(host: &impl Host, id: &str) -> Result<Manifest, ToolError> {
             format!("`{}` changed since this write was staged; the staged write is kept for inspection", manifest.path),
             "read the diff, then reject it and stage the change again against the current file",
         )
-        .with_details(json!({"id": id, "path": manifest.path, "staged_base": manifest.base_sha256, "current": current})));
+        .with_details(
+            json!({"id": id, "path": manifest.path, "staged_base": manifest.base_sha256, "current": current}),
+        ));
     }
     let store = Store::new(host, &manifest.session);
     match &manifest.new_sha256 {

@@ -4,7 +4,17 @@ use super::*;
 use crate::fake::FakeHost;
 
 fn change<'a>(path: &'a str, old: Option<&'a [u8]>, new: Option<&'a [u8]>) -> Change<'a> {
-    Change { operation: "edit", skill: "pdf", scope: Scope::User, session: "s1", agent: "main", path, old, new, reason: "why" }
+    Change {
+        operation: "edit",
+        skill: "pdf",
+        scope: Scope::User,
+        session: "s1",
+        agent: "main",
+        path,
+        old,
+        new,
+        reason: "why",
+    }
 }
 
 #[test]
@@ -69,15 +79,19 @@ fn a_failed_stage_leaves_nothing() {
     assert_eq!(host.snapshot(), before);
 }
 
+/// A target path, its bytes before, and after (None: absent).
+type Case<'a> = (&'a str, Option<&'a [u8]>, Option<&'a [u8]>);
+
 /// The diff applies with the real tools, for edits, creations and removals.
 #[test]
 fn diffs_apply_with_git_apply_and_patch() {
-    let have = |tool: &str| std::process::Command::new(tool).arg("--version").output().is_ok_and(|o| o.status.success());
+    let have =
+        |tool: &str| std::process::Command::new(tool).arg("--version").output().is_ok_and(|o| o.status.success());
     if !have("git") {
         eprintln!("SKIPPED: git is not installed");
         return;
     }
-    let cases: [(&str, Option<&[u8]>, Option<&[u8]>); 4] = [
+    let cases: [Case; 4] = [
         ("pdf/SKILL.md", Some(b"a\nb\nc\n"), Some(b"a\nB\nc\nd\n")),
         ("pdf/SKILL.md", Some(b"no newline"), Some(b"no newline, still\n")),
         ("fresh/SKILL.md", None, Some(b"---\nname: fresh\n---\nbody\n")),

@@ -58,19 +58,13 @@ pub const KEYS: &[KeySpec] = &[
     },
     KeySpec {
         path: "limits.skillBytes",
-        kind: Kind::Int {
-            min: 1024,
-            max: 1_048_576,
-        },
+        kind: Kind::Int { min: 1024, max: 1_048_576 },
         default: DefaultValue::Int(262_144),
         doc: "Largest SKILL.md the plugin writes.",
     },
     KeySpec {
         path: "limits.fileBytes",
-        kind: Kind::Int {
-            min: 1024,
-            max: 16_777_216,
-        },
+        kind: Kind::Int { min: 1024, max: 16_777_216 },
         default: DefaultValue::Int(1_048_576),
         doc: "Largest supporting file (references/, templates/, scripts/, assets/) the plugin writes.",
     },
@@ -82,28 +76,19 @@ pub const KEYS: &[KeySpec] = &[
     },
     KeySpec {
         path: "review.turnInterval",
-        kind: Kind::Int {
-            min: 1,
-            max: 10_000,
-        },
+        kind: Kind::Int { min: 1, max: 10_000 },
         default: DefaultValue::Int(10),
         doc: "A review is due after this many completed top-level turns…",
     },
     KeySpec {
         path: "review.toolCallThreshold",
-        kind: Kind::Int {
-            min: 1,
-            max: 100_000,
-        },
+        kind: Kind::Int { min: 1, max: 100_000 },
         default: DefaultValue::Int(15),
         doc: "…or after this many tool calls since the last review.",
     },
     KeySpec {
         path: "review.cooldownMinutes",
-        kind: Kind::Int {
-            min: 0,
-            max: 10_080,
-        },
+        kind: Kind::Int { min: 0, max: 10_080 },
         default: DefaultValue::Int(20),
         doc: "Least time between two reviews of a session.",
     },
@@ -139,10 +124,7 @@ pub const KEYS: &[KeySpec] = &[
     },
     KeySpec {
         path: "review.jev.timeoutMs",
-        kind: Kind::Int {
-            min: 100,
-            max: 60_000,
-        },
+        kind: Kind::Int { min: 100, max: 60_000 },
         default: DefaultValue::Int(2_000),
         doc: "Deadline of one gate attempt.",
     },
@@ -178,10 +160,7 @@ pub const KEYS: &[KeySpec] = &[
     },
     KeySpec {
         path: "curator.delaySeconds",
-        kind: Kind::Int {
-            min: 0,
-            max: 86_400,
-        },
+        kind: Kind::Int { min: 0, max: 86_400 },
         default: DefaultValue::Int(30),
         doc: "First curator pass this long after init (on tick).",
     },
@@ -335,11 +314,7 @@ struct Resolved(std::collections::BTreeMap<&'static str, Value>);
 
 impl Resolved {
     fn defaults() -> Resolved {
-        Resolved(
-            KEYS.iter()
-                .map(|spec| (spec.path, default_value(spec.default)))
-                .collect(),
-        )
+        Resolved(KEYS.iter().map(|spec| (spec.path, default_value(spec.default))).collect())
     }
 
     fn int(&self, path: &str) -> i64 {
@@ -355,11 +330,7 @@ impl Resolved {
         self.0.get(path).and_then(Value::as_bool).unwrap_or(false)
     }
     fn str(&self, path: &str) -> String {
-        self.0
-            .get(path)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string()
+        self.0.get(path).and_then(Value::as_str).unwrap_or_default().to_string()
     }
 
     fn build(&self) -> Config {
@@ -378,16 +349,11 @@ impl Resolved {
                 cooldown_minutes: self.uint("review.cooldownMinutes"),
                 max_per_session: self.uint("review.maxPerSession"),
                 timeout_minutes: self.uint("review.timeoutMinutes"),
-                gate: if self.str("review.gate") == "jev" {
-                    GateKind::Jev
-                } else {
-                    GateKind::Counters
-                },
+                gate: if self.str("review.gate") == "jev" { GateKind::Jev } else { GateKind::Counters },
                 jev: JevConfig {
                     endpoint: self.str("review.jev.endpoint"),
                     cooldown_minutes: self.uint("review.jev.cooldownMinutes"),
-                    timeout_ms: u32::try_from(self.uint("review.jev.timeoutMs"))
-                        .unwrap_or(u32::MAX),
+                    timeout_ms: u32::try_from(self.uint("review.jev.timeoutMs")).unwrap_or(u32::MAX),
                     confident_no: self.float("review.jev.confidentNo"),
                 },
             },
@@ -403,22 +369,11 @@ impl Resolved {
     }
 }
 
-fn walk(
-    map: &Map<String, Value>,
-    prefix: &str,
-    resolved: &mut Resolved,
-) -> Result<(), ConfigError> {
+fn walk(map: &Map<String, Value>, prefix: &str, resolved: &mut Resolved) -> Result<(), ConfigError> {
     for (key, value) in map {
-        let path = if prefix.is_empty() {
-            key.clone()
-        } else {
-            format!("{prefix}.{key}")
-        };
+        let path = if prefix.is_empty() { key.clone() } else { format!("{prefix}.{key}") };
         if let Some(spec) = KEYS.iter().find(|spec| spec.path == path) {
-            let checked = check(spec, value).map_err(|message| ConfigError {
-                key: path.clone(),
-                message,
-            })?;
+            let checked = check(spec, value).map_err(|message| ConfigError { key: path.clone(), message })?;
             resolved.0.insert(spec.path, checked);
         } else if is_section(&path) {
             match value {
@@ -426,10 +381,7 @@ fn walk(
                 other => {
                     return Err(ConfigError {
                         key: path.clone(),
-                        message: format!(
-                            "expected an object (a section of keys), found {}",
-                            type_name(other)
-                        ),
+                        message: format!("expected an object (a section of keys), found {}", type_name(other)),
                     });
                 }
             }
@@ -441,11 +393,7 @@ fn walk(
 }
 
 fn is_section(path: &str) -> bool {
-    KEYS.iter().any(|spec| {
-        spec.path
-            .strip_prefix(path)
-            .is_some_and(|rest| rest.starts_with('.'))
-    })
+    KEYS.iter().any(|spec| spec.path.strip_prefix(path).is_some_and(|rest| rest.starts_with('.')))
 }
 
 /// The keys one level below `prefix`, as a user would type them there.
@@ -453,11 +401,8 @@ fn keys_under(prefix: &str) -> Vec<&'static str> {
     let mut keys: Vec<&'static str> = KEYS
         .iter()
         .filter_map(|spec| {
-            let rest = if prefix.is_empty() {
-                Some(spec.path)
-            } else {
-                spec.path.strip_prefix(prefix)?.strip_prefix('.')
-            };
+            let rest =
+                if prefix.is_empty() { Some(spec.path) } else { spec.path.strip_prefix(prefix)?.strip_prefix('.') };
             rest.map(|r| r.split('.').next().unwrap_or(r))
         })
         .collect();
@@ -470,27 +415,15 @@ fn unknown_key(prefix: &str, key: &str, path: &str) -> ConfigError {
     let known = keys_under(prefix);
     let suggestion = known
         .iter()
-        .map(|k| {
-            (
-                edit_distance(&k.to_ascii_lowercase(), &key.to_ascii_lowercase()),
-                *k,
-            )
-        })
+        .map(|k| (edit_distance(&k.to_ascii_lowercase(), &key.to_ascii_lowercase()), *k))
         .filter(|(d, _)| *d <= 3)
         .min()
         .map(|(_, k)| format!(" Did you mean `{k}`?"))
         .unwrap_or_default();
-    let place = if prefix.is_empty() {
-        "at the top level".to_string()
-    } else {
-        format!("in `{prefix}`")
-    };
+    let place = if prefix.is_empty() { "at the top level".to_string() } else { format!("in `{prefix}`") };
     ConfigError {
         key: path.to_string(),
-        message: format!(
-            "unknown key `{key}`.{suggestion} Known keys {place}: {}",
-            known.join(", ")
-        ),
+        message: format!("unknown key `{key}`.{suggestion} Known keys {place}: {}", known.join(", ")),
     }
 }
 
@@ -503,9 +436,7 @@ fn check(spec: &KeySpec, value: &Value) -> Result<Value, String> {
         Kind::Int { min, max } => {
             let n = match value {
                 Value::Number(n) if n.is_i64() || n.is_u64() => n.as_i64().unwrap_or(i64::MAX),
-                Value::Number(n) if n.as_f64().is_some_and(|f| f.fract() == 0.0) => {
-                    n.as_f64().unwrap_or(0.0) as i64
-                }
+                Value::Number(n) if n.as_f64().is_some_and(|f| f.fract() == 0.0) => n.as_f64().unwrap_or(0.0) as i64,
                 _ => return Err(format!("expected an integer, found {}", describe(value))),
             };
             if n < min || n > max {
@@ -514,9 +445,7 @@ fn check(spec: &KeySpec, value: &Value) -> Result<Value, String> {
             Ok(Value::from(n))
         }
         Kind::Float { min, max } => {
-            let f = value
-                .as_f64()
-                .ok_or_else(|| format!("expected a number, found {}", describe(value)))?;
+            let f = value.as_f64().ok_or_else(|| format!("expected a number, found {}", describe(value)))?;
             if !(min..=max).contains(&f) {
                 return Err(format!("must be between {min} and {max}, found {f}"));
             }
@@ -524,25 +453,17 @@ fn check(spec: &KeySpec, value: &Value) -> Result<Value, String> {
         }
         Kind::Choice(options) => match value.as_str() {
             Some(s) if options.contains(&s) => Ok(Value::from(s)),
-            _ => Err(format!(
-                "must be one of {}, found {}",
-                options.join(", "),
-                describe(value)
-            )),
+            _ => Err(format!("must be one of {}, found {}", options.join(", "), describe(value))),
         },
         Kind::Name => match value.as_str() {
             Some(s)
                 if !s.is_empty()
                     && s.len() <= 64
-                    && s.chars()
-                        .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) =>
+                    && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) =>
             {
                 Ok(Value::from(s))
             }
-            _ => Err(format!(
-                "expected a name of 1–64 characters from a-z A-Z 0-9 - _ ., found {}",
-                describe(value)
-            )),
+            _ => Err(format!("expected a name of 1–64 characters from a-z A-Z 0-9 - _ ., found {}", describe(value))),
         },
     }
 }
@@ -564,9 +485,7 @@ fn insert_path(root: &mut Map<String, Value>, path: &str, value: Value) {
             node.insert(part.to_string(), value);
             return;
         }
-        let entry = node
-            .entry(part.to_string())
-            .or_insert_with(|| Value::Object(Map::new()));
+        let entry = node.entry(part.to_string()).or_insert_with(|| Value::Object(Map::new()));
         if !entry.is_object() {
             *entry = Value::Object(Map::new());
         }
@@ -635,10 +554,7 @@ mod tests {
 
     #[test]
     fn overrides_apply_and_round_trip_through_the_effective_json() {
-        let c = Config::parse(
-            r#"{"writeApproval":true,"review":{"gate":"jev","jev":{"confidentNo":1}}}"#,
-        )
-        .unwrap();
+        let c = Config::parse(r#"{"writeApproval":true,"review":{"gate":"jev","jev":{"confidentNo":1}}}"#).unwrap();
         assert!(c.write_approval);
         assert_eq!(c.review.gate, GateKind::Jev);
         assert_eq!(c.review.jev.confident_no, 1.0);
@@ -651,16 +567,8 @@ mod tests {
         let err = Config::parse(r#"{"review":{"turnIntervall":3}}"#).unwrap_err();
         assert_eq!(err.key, "review.turnIntervall");
         assert!(err.message.contains("`turnIntervall`"), "{}", err.message);
-        assert!(
-            err.message.contains("Did you mean `turnInterval`?"),
-            "{}",
-            err.message
-        );
-        assert!(
-            err.message.contains("cooldownMinutes, enabled, gate, jev"),
-            "{}",
-            err.message
-        );
+        assert!(err.message.contains("Did you mean `turnInterval`?"), "{}", err.message);
+        assert!(err.message.contains("cooldownMinutes, enabled, gate, jev"), "{}", err.message);
 
         let err = Config::parse(r#"{"bogus":1}"#).unwrap_err();
         assert_eq!(err.key, "bogus");
@@ -671,11 +579,7 @@ mod tests {
     fn out_of_range_names_the_bound() {
         let err = Config::parse(r#"{"review":{"turnInterval":0}}"#).unwrap_err();
         assert_eq!(err.key, "review.turnInterval");
-        assert!(
-            err.message.contains("between 1 and 10000"),
-            "{}",
-            err.message
-        );
+        assert!(err.message.contains("between 1 and 10000"), "{}", err.message);
         let err = Config::parse(r#"{"review":{"jev":{"confidentNo":1.5}}}"#).unwrap_err();
         assert_eq!(err.key, "review.jev.confidentNo");
         assert!(err.message.contains("between 0 and 1"), "{}", err.message);
@@ -684,34 +588,14 @@ mod tests {
     #[test]
     fn wrong_types_and_shapes_are_named() {
         let cases = [
-            (
-                r#"{"writeApproval":"yes"}"#,
-                "writeApproval",
-                "expected true or false",
-            ),
-            (
-                r#"{"review":{"turnInterval":2.5}}"#,
-                "review.turnInterval",
-                "expected an integer",
-            ),
-            (
-                r#"{"review":{"gate":"magic"}}"#,
-                "review.gate",
-                "one of counters, jev",
-            ),
+            (r#"{"writeApproval":"yes"}"#, "writeApproval", "expected true or false"),
+            (r#"{"review":{"turnInterval":2.5}}"#, "review.turnInterval", "expected an integer"),
+            (r#"{"review":{"gate":"magic"}}"#, "review.gate", "one of counters, jev"),
             (r#"{"review":true}"#, "review", "expected an object"),
-            (
-                r#"{"review":{"jev":{"endpoint":"../x"}}}"#,
-                "review.jev.endpoint",
-                "expected a name",
-            ),
+            (r#"{"review":{"jev":{"endpoint":"../x"}}}"#, "review.jev.endpoint", "expected a name"),
             (r#"[1]"#, "", "expected a JSON object"),
             (r#"{"#, "", "not valid JSON"),
-            (
-                r#"{"curator":{"staleDays":100}}"#,
-                "curator.archiveDays",
-                "greater than curator.staleDays",
-            ),
+            (r#"{"curator":{"staleDays":100}}"#, "curator.archiveDays", "greater than curator.staleDays"),
         ];
         for (text, key, needle) in cases {
             let err = Config::parse(text).unwrap_err();

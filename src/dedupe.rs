@@ -6,10 +6,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// Words that carry no topic.
 const STOPWORDS: &[&str] = &[
-    "a", "an", "and", "any", "are", "as", "at", "be", "by", "can", "do", "for", "from", "how", "if", "in", "into", "is",
-    "it", "its", "of", "on", "or", "so", "that", "the", "their", "then", "this", "to", "use", "used", "using", "when",
-    "with", "you", "your", "skill", "skills", "via", "what", "which", "who", "will", "should", "about", "all", "also",
-    "whenever", "need", "needs", "want", "asks", "user",
+    "a", "an", "and", "any", "are", "as", "at", "be", "by", "can", "do", "for", "from", "how", "if", "in", "into",
+    "is", "it", "its", "of", "on", "or", "so", "that", "the", "their", "then", "this", "to", "use", "used", "using",
+    "when", "with", "you", "your", "skill", "skills", "via", "what", "which", "who", "will", "should", "about", "all",
+    "also", "whenever", "need", "needs", "want", "asks", "user",
 ];
 
 #[derive(Debug, Clone, PartialEq)]
@@ -113,7 +113,12 @@ impl Index {
                 let description_score = self.weighted_jaccard(&words, other_words);
                 // Descriptions say more than names; identical names alone are not enough.
                 let score = 0.35 * name_score + 0.65 * description_score;
-                Match { name: name.clone(), score: round(score), name_score: round(name_score), description_score: round(description_score) }
+                Match {
+                    name: name.clone(),
+                    score: round(score),
+                    name_score: round(name_score),
+                    description_score: round(description_score),
+                }
             })
             .collect();
         matches.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.name.cmp(&b.name)));
@@ -141,9 +146,18 @@ mod tests {
 
     fn library() -> Vec<Candidate> {
         vec![
-            c("docker-deploy", "Deploy the web app to the staging server with docker compose, then check the health endpoint."),
-            c("python-style", "Python code style for this team: formatting, imports and naming. Use when writing Python."),
-            c("git-commit-style", "How to write commit messages: imperative subject, body wrapped at 72, reference the issue."),
+            c(
+                "docker-deploy",
+                "Deploy the web app to the staging server with docker compose, then check the health endpoint.",
+            ),
+            c(
+                "python-style",
+                "Python code style for this team: formatting, imports and naming. Use when writing Python.",
+            ),
+            c(
+                "git-commit-style",
+                "How to write commit messages: imperative subject, body wrapped at 72, reference the issue.",
+            ),
             c("pdf-extract", "Extract text and tables from PDF files with pdfplumber. Use when a PDF is given."),
             c("sql-migrations", "Write and apply database migrations safely: backups, transactions, rollback plans."),
         ]
@@ -152,7 +166,10 @@ mod tests {
     #[test]
     fn reworded_twins_score_above_the_default_threshold() {
         let index = Index::new(&library());
-        let twin = c("deploy-with-docker", "Deploying the web application to staging using docker compose and checking the health endpoint.");
+        let twin = c(
+            "deploy-with-docker",
+            "Deploying the web application to staging using docker compose and checking the health endpoint.",
+        );
         let best = &index.closest(&twin, 3)[0];
         assert_eq!(best.name, "docker-deploy");
         assert_eq!(best.name_score, 1.0);
@@ -162,7 +179,10 @@ mod tests {
     #[test]
     fn skills_sharing_only_common_words_stay_apart() {
         let index = Index::new(&library());
-        let other = c("rust-style", "Rust code style for this team: formatting with rustfmt, clippy lints. Use when writing Rust.");
+        let other = c(
+            "rust-style",
+            "Rust code style for this team: formatting with rustfmt, clippy lints. Use when writing Rust.",
+        );
         let best = &index.closest(&other, 1)[0];
         assert!(best.score < 0.5, "{best:?}");
         let unrelated = c("slack-gif", "Make animated GIFs small enough for Slack emoji and messages.");

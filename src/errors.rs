@@ -12,17 +12,8 @@ pub struct ToolError {
 }
 
 impl ToolError {
-    pub fn new(
-        code: &'static str,
-        message: impl Into<String>,
-        hint: impl Into<String>,
-    ) -> ToolError {
-        ToolError {
-            code,
-            message: message.into(),
-            hint: hint.into(),
-            details: Value::Object(Default::default()),
-        }
+    pub fn new(code: &'static str, message: impl Into<String>, hint: impl Into<String>) -> ToolError {
+        ToolError { code, message: message.into(), hint: hint.into(), details: Value::Object(Default::default()) }
     }
 
     pub fn with_details(mut self, details: Value) -> ToolError {

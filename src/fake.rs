@@ -47,9 +47,7 @@ impl FakeHost {
     }
 
     pub fn add_endpoint(&self, name: &str, with_credential: bool) {
-        self.endpoints
-            .borrow_mut()
-            .insert(name.to_string(), with_credential);
+        self.endpoints.borrow_mut().insert(name.to_string(), with_credential);
     }
 
     pub fn advance(&self, ms: u64) {
@@ -83,9 +81,7 @@ impl FakeHost {
         if path.starts_with('/')
             || path.contains('\\')
             || path.contains('\0')
-            || path
-                .split('/')
-                .any(|c| c.is_empty() || c == "." || c == "..")
+            || path.split('/').any(|c| c.is_empty() || c == "." || c == "..")
         {
             return Err(FsError::InvalidPath);
         }
@@ -168,13 +164,7 @@ impl Host for FakeHost {
             };
             bytes.extend_from_slice(data);
             Self::make_parents(entries, path);
-            entries.insert(
-                path.to_string(),
-                Node::File {
-                    data: bytes,
-                    modified_ms: now,
-                },
-            );
+            entries.insert(path.to_string(), Node::File { data: bytes, modified_ms: now });
             Ok(())
         })
     }
@@ -189,11 +179,8 @@ impl Host for FakeHost {
             }
             let node = entries.remove(from).ok_or(FsError::NotFound)?;
             // Move a folder's children along with it.
-            let children: Vec<String> = entries
-                .keys()
-                .filter(|k| k.starts_with(&format!("{from}/")))
-                .cloned()
-                .collect();
+            let children: Vec<String> =
+                entries.keys().filter(|k| k.starts_with(&format!("{from}/"))).cloned().collect();
             for child in children {
                 if let Some(n) = entries.remove(&child) {
                     entries.insert(format!("{to}{}", &child[from.len()..]), n);
@@ -282,21 +269,11 @@ impl Host for FakeHost {
         let entries = roots.get(root).ok_or(FsError::NotPermitted)?;
         Self::check_parents(entries, path)?;
         match entries.get(path) {
-            Some(Node::File { data, modified_ms }) => Ok(Stat {
-                kind: EntryKind::File,
-                size: data.len() as u64,
-                modified_ms: *modified_ms,
-            }),
-            Some(Node::Dir) => Ok(Stat {
-                kind: EntryKind::Dir,
-                size: 0,
-                modified_ms: 0,
-            }),
-            Some(Node::Symlink) => Ok(Stat {
-                kind: EntryKind::Symlink,
-                size: 0,
-                modified_ms: 0,
-            }),
+            Some(Node::File { data, modified_ms }) => {
+                Ok(Stat { kind: EntryKind::File, size: data.len() as u64, modified_ms: *modified_ms })
+            }
+            Some(Node::Dir) => Ok(Stat { kind: EntryKind::Dir, size: 0, modified_ms: 0 }),
+            Some(Node::Symlink) => Ok(Stat { kind: EntryKind::Symlink, size: 0, modified_ms: 0 }),
             None => Err(FsError::NotFound),
         }
     }
@@ -316,10 +293,7 @@ impl Host for FakeHost {
             Some(false) => return Err(HttpError::NoCredential),
             Some(true) => {}
         }
-        self.http_script
-            .borrow_mut()
-            .pop_front()
-            .unwrap_or(Err(HttpError::Network("no scripted response".into())))
+        self.http_script.borrow_mut().pop_front().unwrap_or(Err(HttpError::Network("no scripted response".into())))
     }
 
     fn has_endpoint(&self, endpoint: &str) -> bool {
@@ -327,11 +301,7 @@ impl Host for FakeHost {
     }
 
     fn has_credential(&self, endpoint: &str) -> bool {
-        self.endpoints
-            .borrow()
-            .get(endpoint)
-            .copied()
-            .unwrap_or(false)
+        self.endpoints.borrow().get(endpoint).copied().unwrap_or(false)
     }
 
     fn subagent_start(&self, spec: &SubagentSpec) -> Result<String, String> {
@@ -343,9 +313,7 @@ impl Host for FakeHost {
     }
 
     fn subagent_restrict_tools(&self, id: &str, tools: &[String]) -> Result<(), String> {
-        self.restricted
-            .borrow_mut()
-            .push((id.to_string(), tools.to_vec()));
+        self.restricted.borrow_mut().push((id.to_string(), tools.to_vec()));
         Ok(())
     }
 

@@ -13,7 +13,10 @@ pub const MAX_DEPTH: usize = 16;
 pub enum Value {
     /// Any scalar, as its text. `plain` marks unquoted scalars (which YAML may read as
     /// numbers, booleans or null).
-    Str { text: String, plain: bool },
+    Str {
+        text: String,
+        plain: bool,
+    },
     Seq(Vec<Value>),
     /// Keys in source order.
     Map(Vec<(String, Value)>),
@@ -79,7 +82,8 @@ pub fn parse(text: &str) -> Result<Vec<(String, Value)>, YamlError> {
     let mut root: Option<Value> = None;
     let mut documents = 0;
     loop {
-        let (event, mark) = parser.next_token().map_err(|e| err(format!("invalid YAML: {}", e.info()), Some(e.marker().line())))?;
+        let (event, mark) =
+            parser.next_token().map_err(|e| err(format!("invalid YAML: {}", e.info()), Some(e.marker().line())))?;
         let line = Some(mark.line());
         let value = match event {
             Event::StreamEnd => break,
@@ -234,7 +238,10 @@ fn plain_safe(text: &str) -> bool {
         return false;
     }
     let lower = text.to_ascii_lowercase();
-    !matches!(lower.as_str(), "true" | "false" | "yes" | "no" | "on" | "off" | "null" | "~" | "y" | "n" | ".nan" | ".inf")
+    !matches!(
+        lower.as_str(),
+        "true" | "false" | "yes" | "no" | "on" | "off" | "null" | "~" | "y" | "n" | ".nan" | ".inf"
+    )
 }
 
 fn quoted(text: &str) -> String {

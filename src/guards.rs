@@ -19,7 +19,10 @@ impl ReadRegistry {
 
     /// Skills this agent has read, for error details.
     pub fn read_by(&self, session: &str, agent: &str) -> Vec<String> {
-        self.reads.get(&(session.to_string(), agent.to_string())).map(|s| s.iter().cloned().collect()).unwrap_or_default()
+        self.reads
+            .get(&(session.to_string(), agent.to_string()))
+            .map(|s| s.iter().cloned().collect())
+            .unwrap_or_default()
     }
 }
 

@@ -13,6 +13,7 @@ pub mod host;
 pub mod ledger;
 pub mod lint;
 pub mod plugin;
+pub mod skill_manage;
 pub mod skillfile;
 pub mod store;
 pub mod time;

@@ -43,37 +43,72 @@ struct Rule {
 
 /// Credential rules. Patterns follow the issuers' documented token formats.
 const SECRET_RULES: &[Rule] = &[
-    Rule { id: "aws-access-key-id", what: "AWS access key id", pattern: r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b", gated: false },
-    Rule { id: "github-pat", what: "GitHub personal access token", pattern: r"\bghp_[0-9A-Za-z]{36}\b", gated: false },
-    Rule { id: "github-fine-grained-pat", what: "GitHub fine-grained token", pattern: r"\bgithub_pat_[0-9A-Za-z_]{60,}", gated: false },
-    Rule { id: "github-oauth-token", what: "GitHub OAuth token", pattern: r"\bgho_[0-9A-Za-z]{36}\b", gated: false },
-    Rule { id: "github-app-token", what: "GitHub app token", pattern: r"\bgh[us]_[0-9A-Za-z]{36}\b", gated: false },
-    Rule { id: "github-refresh-token", what: "GitHub refresh token", pattern: r"\bghr_[0-9A-Za-z]{36,}\b", gated: false },
-    Rule { id: "gitlab-pat", what: "GitLab personal access token", pattern: r"\bglpat-[0-9A-Za-z_-]{20,}", gated: false },
-    Rule { id: "slack-token", what: "Slack token", pattern: r"\bxox[abposre]-[0-9A-Za-z-]{10,}", gated: false },
+    Rule {
+        id: "aws-access-key-id",
+        what: "AWS access key id",
+        pattern: r"(?-u:\b)(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}(?-u:\b)",
+        gated: false,
+    },
+    Rule { id: "github-pat", what: "GitHub personal access token", pattern: r"(?-u:\b)ghp_[0-9A-Za-z]{36}(?-u:\b)", gated: false },
+    Rule {
+        id: "github-fine-grained-pat",
+        what: "GitHub fine-grained token",
+        pattern: r"(?-u:\b)github_pat_[0-9A-Za-z_]{60,}",
+        gated: false,
+    },
+    Rule { id: "github-oauth-token", what: "GitHub OAuth token", pattern: r"(?-u:\b)gho_[0-9A-Za-z]{36}(?-u:\b)", gated: false },
+    Rule { id: "github-app-token", what: "GitHub app token", pattern: r"(?-u:\b)gh[us]_[0-9A-Za-z]{36}(?-u:\b)", gated: false },
+    Rule {
+        id: "github-refresh-token",
+        what: "GitHub refresh token",
+        pattern: r"(?-u:\b)ghr_[0-9A-Za-z]{36,}(?-u:\b)",
+        gated: false,
+    },
+    Rule {
+        id: "gitlab-pat",
+        what: "GitLab personal access token",
+        pattern: r"(?-u:\b)glpat-[0-9A-Za-z_-]{20,}",
+        gated: false,
+    },
+    Rule { id: "slack-token", what: "Slack token", pattern: r"(?-u:\b)xox[abposre]-[0-9A-Za-z-]{10,}", gated: false },
     Rule {
         id: "slack-webhook",
         what: "Slack webhook URL",
         pattern: r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/+-]{20,}",
         gated: false,
     },
-    Rule { id: "stripe-key", what: "Stripe secret key", pattern: r"\b[rs]k_(?:live|test)_[0-9A-Za-z]{20,}", gated: false },
+    Rule {
+        id: "stripe-key",
+        what: "Stripe secret key",
+        pattern: r"(?-u:\b)[rs]k_(?:live|test)_[0-9A-Za-z]{20,}",
+        gated: false,
+    },
     Rule {
         id: "openai-key",
         what: "OpenAI API key",
-        pattern: r"\bsk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,}|[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20})",
+        pattern: r"(?-u:\b)sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,}|[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20})",
         gated: false,
     },
-    Rule { id: "anthropic-key", what: "Anthropic API key", pattern: r"\bsk-ant-[a-z]+[0-9]*-[A-Za-z0-9_-]{32,}", gated: false },
-    Rule { id: "google-api-key", what: "Google API key", pattern: r"\bAIza[0-9A-Za-z_-]{35}", gated: false },
-    Rule { id: "npm-token", what: "npm access token", pattern: r"\bnpm_[A-Za-z0-9]{36}\b", gated: false },
-    Rule { id: "pypi-token", what: "PyPI upload token", pattern: r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}", gated: false },
-    Rule { id: "huggingface-token", what: "Hugging Face token", pattern: r"\bhf_[A-Za-z0-9]{30,}\b", gated: false },
-    Rule { id: "twilio-api-key", what: "Twilio API key", pattern: r"\bSK[0-9a-f]{32}\b", gated: false },
+    Rule {
+        id: "anthropic-key",
+        what: "Anthropic API key",
+        pattern: r"(?-u:\b)sk-ant-[a-z]+[0-9]*-[A-Za-z0-9_-]{32,}",
+        gated: false,
+    },
+    Rule { id: "google-api-key", what: "Google API key", pattern: r"(?-u:\b)AIza[0-9A-Za-z_-]{35}", gated: false },
+    Rule { id: "npm-token", what: "npm access token", pattern: r"(?-u:\b)npm_[A-Za-z0-9]{36}(?-u:\b)", gated: false },
+    Rule {
+        id: "pypi-token",
+        what: "PyPI upload token",
+        pattern: r"(?-u:\b)pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}",
+        gated: false,
+    },
+    Rule { id: "huggingface-token", what: "Hugging Face token", pattern: r"(?-u:\b)hf_[A-Za-z0-9]{30,}(?-u:\b)", gated: false },
+    Rule { id: "twilio-api-key", what: "Twilio API key", pattern: r"(?-u:\b)SK[0-9a-f]{32}(?-u:\b)", gated: false },
     Rule {
         id: "sendgrid-api-key",
         what: "SendGrid API key",
-        pattern: r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}",
+        pattern: r"(?-u:\b)SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}",
         gated: false,
     },
     Rule {
@@ -82,8 +117,13 @@ const SECRET_RULES: &[Rule] = &[
         pattern: r"(?:^|[^A-Za-z0-9_~.-])[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34}",
         gated: false,
     },
-    Rule { id: "digitalocean-token", what: "DigitalOcean token", pattern: r"\bdo[opr]_v1_[a-f0-9]{64}\b", gated: false },
-    Rule { id: "vault-token", what: "HashiCorp Vault token", pattern: r"\bhv[sb]\.[A-Za-z0-9_-]{24,}", gated: false },
+    Rule {
+        id: "digitalocean-token",
+        what: "DigitalOcean token",
+        pattern: r"(?-u:\b)do[opr]_v1_[a-f0-9]{64}(?-u:\b)",
+        gated: false,
+    },
+    Rule { id: "vault-token", what: "HashiCorp Vault token", pattern: r"(?-u:\b)hv[sb]\.[A-Za-z0-9_-]{24,}", gated: false },
     Rule {
         id: "age-secret-key",
         what: "age secret key",
@@ -99,32 +139,36 @@ const SECRET_RULES: &[Rule] = &[
     Rule {
         id: "jwt",
         what: "JSON Web Token",
-        pattern: r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}",
+        pattern: r"(?-u:\b)eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}",
         gated: false,
     },
     Rule {
         id: "password-in-url",
         what: "password in a URL",
-        pattern: r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@]+:[^\s:/@]{3,}@",
+        pattern: r"(?-u:\b)[a-zA-Z][a-zA-Z0-9+.-]*://[^ \t\r\n:/@]+:[^ \t\r\n:/@]{3,}@",
         gated: true,
     },
     Rule {
         id: "generic-secret",
         what: "secret-looking value assigned to a key, token, secret or password",
-        pattern: r#"[A-Za-z0-9_.-]*(?i-u:api[_-]?key|secret|token|passw(?:or)?d|pwd|access[_-]?key|auth[_-]?key)[A-Za-z0-9_.-]*["']?\s*[:=]\s*["']?[^\s"'`,;)]{8,}"#,
+        pattern: r#"[A-Za-z0-9_.-]*(?i-u:api[_-]?key|secret|token|passw(?:or)?d|pwd|access[_-]?key|auth[_-]?key)[A-Za-z0-9_.-]*["']?[ \t]*[:=][ \t]*["']?[^[ \t]"'`,;)]{8,}"#,
         gated: true,
     },
 ];
 
 const DESTRUCTIVE_RULES: &[(&str, &str, &str)] = &[
-    ("rm-rf-root", "deletes from the filesystem root or home", r"\brm\s+(?:-[a-zA-Z]*[rR][a-zA-Z]*\s+)+(?:/|~|\$HOME|/\*)(?:\s|$)"),
-    ("force-push", "force-pushes git history", r"\bgit\s+push\b[^\n]*(?:\s--force\b|\s-f\b|\s--force-with-lease\b)"),
-    ("git-reset-hard", "discards uncommitted work", r"\bgit\s+reset\s+--hard\b"),
-    ("drop-table", "drops database objects", r"\b(?i-u:drop\s+(?:table|database|schema)|truncate\s+table)\b"),
-    ("curl-pipe-shell", "runs a downloaded script unseen", r"\b(?:curl|wget)\b[^\n|]*\|\s*(?:sudo\s+)?(?:ba|z)?sh\b"),
-    ("chmod-777", "makes files world-writable", r"\bchmod\s+(?:-R\s+)?0?777\b"),
-    ("mkfs", "formats a filesystem", r"\bmkfs(?:\.[a-z0-9]+)?\s"),
-    ("dd-to-device", "writes raw bytes to a device", r"\bdd\b[^\n]*\bof=/dev/"),
+    (
+        "rm-rf-root",
+        "deletes from the filesystem root or home",
+        r"(?-u:\b)rm[ \t]+(?:-[a-zA-Z]*[rR][a-zA-Z]*[ \t]+)+(?:/|~|\$HOME|/\*)(?:[ \t\r\n;]|$)",
+    ),
+    ("force-push", "force-pushes git history", r"(?-u:\b)git[ \t]+push(?-u:\b)[^\n]*(?:[ \t]--force(?-u:\b)|[ \t]-f(?-u:\b)|[ \t]--force-with-lease(?-u:\b))"),
+    ("git-reset-hard", "discards uncommitted work", r"(?-u:\b)git[ \t]+reset[ \t]+--hard(?-u:\b)"),
+    ("drop-table", "drops database objects", r"(?-u:\b)(?i-u:drop[ \t]+(?:table|database|schema)|truncate[ \t]+table)(?-u:\b)"),
+    ("curl-pipe-shell", "runs a downloaded script unseen", r"(?-u:\b)(?:curl|wget)(?-u:\b)[^\n|]*\|[ \t]*(?:sudo[ \t]+)?(?:ba|z)?sh(?-u:\b)"),
+    ("chmod-777", "makes files world-writable", r"(?-u:\b)chmod[ \t]+(?:-R[ \t]+)?0?777(?-u:\b)"),
+    ("mkfs", "formats a filesystem", r"(?-u:\b)mkfs(?:\.[a-z0-9]+)?[ \t]"),
+    ("dd-to-device", "writes raw bytes to a device", r"(?-u:\b)dd(?-u:\b)[^\n]*(?-u:\b)of=/dev/"),
 ];
 
 struct Compiled {
@@ -224,8 +268,14 @@ pub fn advise(description: &str, body: &str) -> Vec<Finding> {
     }
     let cue = |t: &str| {
         let t = t.to_lowercase();
-        t.contains("use when") || t.contains("when to use") || t.contains("use this") || t.contains("when the")
-            || t.contains("when you") || t.contains("whenever") || t.contains("use for") || t.contains("use it")
+        t.contains("use when")
+            || t.contains("when to use")
+            || t.contains("use this")
+            || t.contains("when the")
+            || t.contains("when you")
+            || t.contains("whenever")
+            || t.contains("use for")
+            || t.contains("use it")
     };
     if !cue(description) && !cue(body) {
         findings.push(Finding {
@@ -242,10 +292,7 @@ pub fn advise(description: &str, body: &str) -> Vec<Finding> {
 fn looks_secret(rule: &str, matched: &str) -> bool {
     let value = match rule {
         "password-in-url" => matched.rsplit_once(':').map(|(_, v)| v.trim_end_matches('@')).unwrap_or(matched),
-        _ => matched
-            .split_once(['=', ':'])
-            .map(|(_, v)| v.trim().trim_matches(['"', '\'']))
-            .unwrap_or(matched),
+        _ => matched.split_once(['=', ':']).map(|(_, v)| v.trim().trim_matches(['"', '\''])).unwrap_or(matched),
     };
     if value.len() < 8 && rule != "password-in-url" {
         return false;
@@ -282,10 +329,14 @@ fn shannon_entropy(text: &str) -> f64 {
         counts[b as usize] += 1;
     }
     let n = text.len() as f64;
-    counts.iter().filter(|&&c| c > 0).map(|&c| {
-        let p = f64::from(c) / n;
-        -p * p.log2()
-    }).sum()
+    counts
+        .iter()
+        .filter(|&&c| c > 0)
+        .map(|&c| {
+            let p = f64::from(c) / n;
+            -p * p.log2()
+        })
+        .sum()
 }
 
 /// Enough to find it, never enough to use it.

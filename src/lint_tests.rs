@@ -35,7 +35,14 @@ pub fn samples() -> Vec<(&'static str, String)> {
         ("azure-ad-client-secret", format!("secret {}{}", "abc8Q~", mixed(32))),
         ("digitalocean-token", format!("{}{}", "dop_v1_", "0123456789abcdef".repeat(4))),
         ("vault-token", format!("{}{}", "hvs.", mixed(30))),
-        ("age-secret-key", format!("{}{}", "AGE-SECRET-KEY-1", "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L".repeat(2).chars().take(58).collect::<String>())),
+        (
+            "age-secret-key",
+            format!(
+                "{}{}",
+                "AGE-SECRET-KEY-1",
+                "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L".repeat(2).chars().take(58).collect::<String>()
+            ),
+        ),
         ("private-key", format!("-----BEGIN RSA {}-----\nMIIE...\n", "PRIVATE KEY")),
         ("jwt", format!("{}.{}.{}", "eyJhbGciOiJIUzI1NiJ9", "eyJzdWIiOiIxMjM0NTY3ODkwIn0", mixed(43))),
         ("password-in-url", format!("postgres://admin:{}@db.internal:5432/app", "Zr7-kq2Lp9")),

@@ -2,13 +2,15 @@
 //! It owns no policy of its own; each export hands off to the module that owns the concept.
 
 use crate::api::{
-    ActivationResult, CallContext, ConfigError, Decision, InitReport, Part, PartState, ToolEvent,
-    ToolSpec, TurnStatus,
+    ActivationResult, CallContext, ConfigError, Decision, InitReport, Part, PartState, ToolEvent, ToolSpec, TurnStatus,
 };
 use crate::config::{Config, GateKind};
 use crate::errors::ToolError;
+use crate::guards::ReadRegistry;
 use crate::host::{Host, Level, Root};
-use crate::tools;
+use crate::ledger::Ledger;
+use crate::store::ListCache;
+use crate::{approval, skill_manage, tools};
 
 /// Host services a part may wait for (seed 002, "Entry and activation").
 pub const KNOWN_SERVICES: &[&str] = &["tools", "commands", "system-prompt", "agents", "subagents"];
@@ -22,7 +24,14 @@ pub struct Plugin<H: Host> {
 struct Active {
     config: Config,
     services: Vec<String>,
+    reads: ReadRegistry,
+    cache: ListCache,
+    /// Loaded on first use.
+    ledger: Option<Ledger>,
 }
+
+/// Runtime override of `writeApproval` (`/skills approval on|off`), in the state root.
+pub const APPROVAL_OVERRIDE: &str = "approval.json";
 
 impl<H: Host> Plugin<H> {
     pub fn new(host: H) -> Plugin<H> {
@@ -39,19 +48,13 @@ impl<H: Host> Plugin<H> {
 
     /// Resolves the config and reports which parts are active. A failed init keeps the
     /// previous state (a live plugin is not torn down by a bad reload).
-    pub fn init(
-        &mut self,
-        config_json: &str,
-        services: &[String],
-    ) -> Result<InitReport, ConfigError> {
+    pub fn init(&mut self, config_json: &str, services: &[String]) -> Result<InitReport, ConfigError> {
         let config = Config::parse(config_json)?;
         let mut warnings = Vec::new();
         for service in services {
             if !KNOWN_SERVICES.contains(&service.as_str()) {
-                warnings.push(format!(
-                    "unknown host service `{service}` ignored (known: {})",
-                    KNOWN_SERVICES.join(", ")
-                ));
+                warnings
+                    .push(format!("unknown host service `{service}` ignored (known: {})", KNOWN_SERVICES.join(", ")));
             }
         }
         let parts = self.parts(&config, services, &mut warnings);
@@ -64,58 +67,41 @@ impl<H: Host> Plugin<H> {
             warnings,
             config_json: config.to_json().to_string(),
         };
-        self.state = Some(Active {
-            config,
-            services: services.to_vec(),
-        });
-        self.host.log(
-            Level::Info,
-            &format!("self-evolve {} initialised", report.version),
-        );
+        let pruned = approval::prune(&self.host, config.pending_ttl_days);
+        if !pruned.is_empty() {
+            self.host.log(
+                Level::Info,
+                &format!("pruned {} staged write(s) older than {} days", pruned.len(), config.pending_ttl_days),
+            );
+        }
+        // A re-init keeps what agents have read and the parse cache.
+        let (reads, cache) = match self.state.take() {
+            Some(old) => (old.reads, old.cache),
+            None => (ReadRegistry::default(), ListCache::default()),
+        };
+        self.state = Some(Active { config, services: services.to_vec(), reads, cache, ledger: None });
+        self.host.log(Level::Info, &format!("self-evolve {} initialised", report.version));
         Ok(report)
     }
 
     fn parts(&self, config: &Config, services: &[String], warnings: &mut Vec<String>) -> Vec<Part> {
         let needs = |names: &[&str]| -> Vec<String> {
-            names
-                .iter()
-                .filter(|n| !services.iter().any(|s| s == *n))
-                .map(|n| n.to_string())
-                .collect()
+            names.iter().filter(|n| !services.iter().any(|s| s == *n)).map(|n| n.to_string()).collect()
         };
         let part = |name: &str, missing: Vec<String>, detail: String| Part {
             name: name.to_string(),
-            state: if missing.is_empty() {
-                PartState::Active
-            } else {
-                PartState::Pending
-            },
+            state: if missing.is_empty() { PartState::Active } else { PartState::Pending },
             missing,
             detail,
         };
         let mut parts = vec![
-            part(
-                "skill-manage",
-                needs(&["tools"]),
-                "the skill_manage tool".into(),
-            ),
-            part(
-                "guidance",
-                needs(&["system-prompt"]),
-                "system-prompt section for skill_manage".into(),
-            ),
-            part(
-                "command",
-                needs(&["commands"]),
-                "the /skills command".into(),
-            ),
+            part("skill-manage", needs(&["tools"]), "the skill_manage tool".into()),
+            part("guidance", needs(&["system-prompt"]), "system-prompt section for skill_manage".into()),
+            part("command", needs(&["commands"]), "the /skills command".into()),
         ];
 
-        let mut review = part(
-            "review",
-            needs(&["agents", "subagents"]),
-            "background reviews after completed turns".into(),
-        );
+        let mut review =
+            part("review", needs(&["agents", "subagents"]), "background reviews after completed turns".into());
         if !config.review.enabled && review.state == PartState::Active {
             review.state = PartState::Disabled;
             review.detail = "review.enabled is false; `/skills review on` switches it on".into();
@@ -129,22 +115,14 @@ impl<H: Host> Plugin<H> {
                 let problem = if !self.host.has_endpoint(endpoint) {
                     Some(format!("the host has no HTTP endpoint named `{endpoint}`"))
                 } else if !self.host.has_credential(endpoint) {
-                    Some(format!(
-                        "the host has no credential for endpoint `{endpoint}`"
-                    ))
+                    Some(format!("the host has no credential for endpoint `{endpoint}`"))
                 } else {
                     None
                 };
                 match problem {
                     Some(why) => {
-                        warnings.push(format!(
-                            "review.gate is jev but {why}: the gate stays on counters"
-                        ));
-                        part(
-                            "gate",
-                            vec![format!("http:{endpoint}")],
-                            format!("counters ({why})"),
-                        )
+                        warnings.push(format!("review.gate is jev but {why}: the gate stays on counters"));
+                        part("gate", vec![format!("http:{endpoint}")], format!("counters ({why})"))
                     }
                     None => part("gate", vec![], format!("jev via endpoint `{endpoint}`")),
                 }
@@ -153,17 +131,9 @@ impl<H: Host> Plugin<H> {
         parts.push(gate);
 
         let mut curator = if self.host.has_root(&Root::UserSkills) {
-            part(
-                "curator",
-                vec![],
-                "stale/archive lifecycle of user-scope skills".into(),
-            )
+            part("curator", vec![], "stale/archive lifecycle of user-scope skills".into())
         } else {
-            part(
-                "curator",
-                vec!["fs:user-skills".into()],
-                "needs the user-skills root".into(),
-            )
+            part("curator", vec!["fs:user-skills".into()], "needs the user-skills root".into())
         };
         if !config.curator.enabled {
             curator.state = PartState::Disabled;
@@ -179,23 +149,11 @@ impl<H: Host> Plugin<H> {
     }
 
     /// Both arms are JSON for the model.
-    pub fn call_tool(
-        &mut self,
-        ctx: &CallContext,
-        name: &str,
-        args_json: &str,
-    ) -> Result<String, String> {
-        self.call_tool_inner(ctx, name, args_json)
-            .map_err(|err| err.to_json())
+    pub fn call_tool(&mut self, ctx: &CallContext, name: &str, args_json: &str) -> Result<String, String> {
+        self.call_tool_inner(ctx, name, args_json).map_err(|err| err.to_json())
     }
 
-    fn call_tool_inner(
-        &mut self,
-        _ctx: &CallContext,
-        name: &str,
-        _args_json: &str,
-    ) -> Result<String, ToolError> {
-        self.require_init()?;
+    fn call_tool_inner(&mut self, ctx: &CallContext, name: &str, args_json: &str) -> Result<String, ToolError> {
         if name != tools::SKILL_MANAGE {
             return Err(ToolError::new(
                 "unknown-tool",
@@ -203,21 +161,20 @@ impl<H: Host> Plugin<H> {
                 format!("call `{}` instead", tools::SKILL_MANAGE),
             ));
         }
-        Err(ToolError::new(
-            "not-built",
-            "skill_manage is published but its actions are not built in this version",
-            "carry on without skill_manage for now",
-        ))
-    }
-
-    fn require_init(&self) -> Result<&Active, ToolError> {
-        self.state.as_ref().ok_or_else(|| {
-            ToolError::new(
-                "not-initialized",
-                "the plugin has not been initialised",
-                "the host must call plugin.init first",
-            )
-        })
+        let host = &self.host;
+        let active = self.state.as_mut().ok_or_else(not_initialized)?;
+        let approval = approval_override(host).unwrap_or(active.config.write_approval);
+        let ledger = active.ledger.get_or_insert_with(|| Ledger::load(host));
+        let mut cx = skill_manage::Context {
+            config: &active.config,
+            session: &ctx.session,
+            agent: &ctx.agent,
+            reads: &mut active.reads,
+            cache: &mut active.cache,
+            ledger,
+            approval,
+        };
+        skill_manage::run(host, &mut cx, args_json).map(|value| value.to_string())
     }
 
     pub fn user_message(&mut self, _ctx: &CallContext, _text: &str, _human: bool) -> Vec<Decision> {
@@ -228,7 +185,23 @@ impl<H: Host> Plugin<H> {
         Vec::new()
     }
 
-    pub fn tool_result(&mut self, _ctx: &CallContext, _event: &ToolEvent) -> Vec<Decision> {
+    /// A `skill` load registers the read for this agent and counts as a use.
+    pub fn tool_result(&mut self, ctx: &CallContext, event: &ToolEvent) -> Vec<Decision> {
+        let host = &self.host;
+        let Some(active) = self.state.as_mut() else { return Vec::new() };
+        if event.tool == "skill" && event.ok {
+            let name = serde_json::from_str::<serde_json::Value>(&event.args_json)
+                .ok()
+                .and_then(|v| v.get("name").and_then(|n| n.as_str()).map(str::to_string));
+            if let Some(name) = name {
+                active.reads.mark(&ctx.session, &ctx.agent, &name);
+                let ledger = active.ledger.get_or_insert_with(|| Ledger::load(host));
+                ledger.record_use(&name, host.now_ms());
+                if let Err(err) = ledger.save(host) {
+                    host.log(Level::Warn, &format!("could not save the ledger: {err}"));
+                }
+            }
+        }
         Vec::new()
     }
 
@@ -248,23 +221,26 @@ impl<H: Host> Plugin<H> {
         let words: Vec<&str> = args.split_whitespace().collect();
         match words.first().copied() {
             None | Some("help") => Ok(command_help()),
-            Some(sub) => Err(format!(
-                "`/skills {sub}` is not built in this version.\n\n{}",
-                command_help()
-            )),
+            Some(sub) => Err(format!("`/skills {sub}` is not built in this version.\n\n{}", command_help())),
         }
     }
 
     pub fn guidance(&self) -> Option<String> {
         let active = self.state.as_ref()?;
-        active
-            .services
-            .iter()
-            .any(|s| s == "system-prompt")
-            .then(crate::guidance::section)
+        active.services.iter().any(|s| s == "system-prompt").then(crate::guidance::section)
     }
 }
 
 fn command_help() -> String {
     "usage: /skills <subcommand>\n\n  help    this message\n\nSubcommands for listing, approving and reviewing arrive with their features.".to_string()
+}
+
+fn not_initialized() -> ToolError {
+    ToolError::new("not-initialized", "the plugin has not been initialised", "the host must call lifecycle.init first")
+}
+
+/// `{"enabled": bool}` in approval.json, when present and valid.
+pub fn approval_override(host: &impl Host) -> Option<bool> {
+    let bytes = host.read(&Root::State, APPROVAL_OVERRIDE).ok()?;
+    serde_json::from_slice::<serde_json::Value>(&bytes).ok()?.get("enabled")?.as_bool()
 }

@@ -191,7 +191,10 @@ impl SkillFile {
                     if let Some(folder) = folder
                         && folder != name
                     {
-                        v("name-folder", format!("`name` is `{name}` but its folder is `{folder}`; they must be equal"));
+                        v(
+                            "name-folder",
+                            format!("`name` is `{name}` but its folder is `{folder}`; they must be equal"),
+                        );
                     }
                 }
             },
@@ -339,7 +342,10 @@ mod tests {
         assert_eq!(rules("---\nname: a\ndescription: d\n---\n", Some("b")), ["name-folder"]);
         assert_eq!(rules("---\nname: a\ndescription: \"\"\n---\n", None), ["description-empty"]);
         assert_eq!(rules("---\nname: a\ndescription:\n---\n", None), ["description-type"]);
-        assert_eq!(rules(&format!("---\nname: a\ndescription: {}\n---\n", "d".repeat(1025)), None), ["description-too-long"]);
+        assert_eq!(
+            rules(&format!("---\nname: a\ndescription: {}\n---\n", "d".repeat(1025)), None),
+            ["description-too-long"]
+        );
         assert_eq!(
             rules(&format!("---\nname: a\ndescription: d\ncompatibility: {}\n---\n", "c".repeat(501)), None),
             ["compatibility-length"]

@@ -277,7 +277,8 @@ impl<'a, H: Host> Store<'a, H> {
         self.refuse_symlinks(root, path)?;
         let (dir, file) = path.rsplit_once('/').map_or(("", path), |(d, f)| (d, f));
         let created_dir = !dir.is_empty() && matches!(self.host.stat(root, dir), Err(FsError::NotFound));
-        let tmp = if dir.is_empty() { format!(".{file}.self-evolve-tmp") } else { format!("{dir}/.{file}.self-evolve-tmp") };
+        let tmp =
+            if dir.is_empty() { format!(".{file}.self-evolve-tmp") } else { format!("{dir}/.{file}.self-evolve-tmp") };
         let result = (|| {
             match self.host.write(root, &tmp, bytes, WriteMode::CreateNew) {
                 Err(FsError::AlreadyExists) => {
@@ -334,8 +335,12 @@ impl<'a, H: Host> Store<'a, H> {
 /// A supporting-file path: `<references|templates|scripts|assets>/…`, plain components only.
 pub fn check_resource_path(path: &str) -> Result<(), ToolError> {
     let bad = |why: &str| {
-        ToolError::new("invalid-path", format!("file_path `{path}` {why}"), "use a relative path such as references/guide.md")
-            .with_details(json!({"file_path": path, "allowed_folders": RESOURCE_DIRS}))
+        ToolError::new(
+            "invalid-path",
+            format!("file_path `{path}` {why}"),
+            "use a relative path such as references/guide.md",
+        )
+        .with_details(json!({"file_path": path, "allowed_folders": RESOURCE_DIRS}))
     };
     if path.starts_with('/') || path.contains('\\') || path.contains('\0') {
         return Err(bad("must be relative, '/'-separated"));
@@ -365,11 +370,21 @@ pub fn symlink_error(path: &str) -> ToolError {
 pub fn fs_error(err: FsError, path: &str) -> ToolError {
     match err {
         FsError::Symlink => symlink_error(path),
-        FsError::NotFound => ToolError::new("not-found", format!("`{path}` does not exist"), "list the skill's files with `view`")
-            .with_details(json!({"path": path})),
-        FsError::NoSpace => ToolError::new("io", format!("no space left writing `{path}`"), "tell the operator the disk is full"),
-        FsError::InvalidPath => ToolError::new("invalid-path", format!("`{path}` is not a valid path"), "use plain relative names"),
-        other => ToolError::new("io", format!("filesystem error on `{path}`: {other}"), "retry once; if it persists, tell the operator")
-            .with_details(json!({"path": path})),
+        FsError::NotFound => {
+            ToolError::new("not-found", format!("`{path}` does not exist"), "list the skill's files with `view`")
+                .with_details(json!({"path": path}))
+        }
+        FsError::NoSpace => {
+            ToolError::new("io", format!("no space left writing `{path}`"), "tell the operator the disk is full")
+        }
+        FsError::InvalidPath => {
+            ToolError::new("invalid-path", format!("`{path}` is not a valid path"), "use plain relative names")
+        }
+        other => ToolError::new(
+            "io",
+            format!("filesystem error on `{path}`: {other}"),
+            "retry once; if it persists, tell the operator",
+        )
+        .with_details(json!({"path": path})),
     }
 }

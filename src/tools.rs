@@ -6,25 +6,15 @@ use serde_json::json;
 
 pub const SKILL_MANAGE: &str = "skill_manage";
 
-pub const ACTIONS: &[&str] = &[
-    "create",
-    "view",
-    "list",
-    "patch",
-    "edit",
-    "write_file",
-    "remove_file",
-    "archive",
-];
+pub const ACTIONS: &[&str] = &["create", "view", "list", "patch", "edit", "write_file", "remove_file", "archive"];
 
 pub fn specs() -> Vec<ToolSpec> {
     vec![ToolSpec {
         name: SKILL_MANAGE.to_string(),
-        description:
-            "Create, read and improve SKILL.md skills in the user or project skill library. \
+        description: "Create, read and improve SKILL.md skills in the user or project skill library. \
             View a skill before changing it; patch an existing skill before creating a new one; \
             one class-level skill per lesson; never include secrets or machine-specific trivia."
-                .to_string(),
+            .to_string(),
         parameters_schema: skill_manage_schema().to_string(),
     }]
 }

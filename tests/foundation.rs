@@ -15,22 +15,8 @@ fn init_with_defaults_reports_every_part_and_the_effective_config() {
     let report = h.plugin.init("{}", &all_services()).unwrap().unwrap();
     assert_eq!(report.version, "0.1.0");
     let names: Vec<&str> = report.parts.iter().map(|p| p.name.as_str()).collect();
-    assert_eq!(
-        names,
-        [
-            "skill-manage",
-            "guidance",
-            "command",
-            "review",
-            "gate",
-            "curator"
-        ]
-    );
-    assert!(
-        report.parts.iter().all(|p| p.state == PartState::Active),
-        "{:?}",
-        report.parts
-    );
+    assert_eq!(names, ["skill-manage", "guidance", "command", "review", "gate", "curator"]);
+    assert!(report.parts.iter().all(|p| p.state == PartState::Active), "{:?}", report.parts);
     assert!(report.warnings.is_empty(), "{:?}", report.warnings);
     let config: serde_json::Value = serde_json::from_str(&report.config_json).unwrap();
     assert_eq!(config["review"]["turnInterval"], 10);
@@ -42,47 +28,21 @@ fn init_with_defaults_reports_every_part_and_the_effective_config() {
 #[test]
 fn parts_wait_for_the_services_the_host_does_not_offer() {
     let mut h = host();
-    let report = h
-        .plugin
-        .init("", &["tools".to_string(), "telepathy".to_string()])
-        .unwrap()
-        .unwrap();
-    let part = |name: &str| {
-        report
-            .parts
-            .iter()
-            .find(|p| p.name == name)
-            .unwrap()
-            .clone()
-    };
+    let report = h.plugin.init("", &["tools".to_string(), "telepathy".to_string()]).unwrap().unwrap();
+    let part = |name: &str| report.parts.iter().find(|p| p.name == name).unwrap().clone();
     assert_eq!(part("skill-manage").state, PartState::Active);
     assert_eq!(part("review").state, PartState::Pending);
     assert_eq!(part("review").missing, ["agents", "subagents"]);
     assert_eq!(part("command").missing, ["commands"]);
     assert_eq!(part("guidance").missing, ["system-prompt"]);
-    assert!(
-        report
-            .warnings
-            .iter()
-            .any(|w| w.contains("unknown host service `telepathy`")),
-        "{:?}",
-        report.warnings
-    );
-    assert_eq!(
-        h.plugin.guidance().unwrap(),
-        None,
-        "no system prompt offered, no section"
-    );
+    assert!(report.warnings.iter().any(|w| w.contains("unknown host service `telepathy`")), "{:?}", report.warnings);
+    assert_eq!(h.plugin.guidance().unwrap(), None, "no system prompt offered, no section");
 }
 
 #[test]
 fn review_disabled_by_config_is_reported_as_disabled() {
     let mut h = host();
-    let report = h
-        .plugin
-        .init(r#"{"review":{"enabled":false}}"#, &all_services())
-        .unwrap()
-        .unwrap();
+    let report = h.plugin.init(r#"{"review":{"enabled":false}}"#, &all_services()).unwrap().unwrap();
     let review = report.parts.iter().find(|p| p.name == "review").unwrap();
     assert_eq!(review.state, PartState::Disabled);
     assert!(review.detail.contains("/skills review on"));
@@ -91,35 +51,15 @@ fn review_disabled_by_config_is_reported_as_disabled() {
 #[test]
 fn out_of_range_and_unknown_keys_fail_naming_the_key() {
     let mut h = host();
-    let err = h
-        .plugin
-        .init(r#"{"review":{"turnInterval":0}}"#, &[])
-        .unwrap()
-        .unwrap_err();
+    let err = h.plugin.init(r#"{"review":{"turnInterval":0}}"#, &[]).unwrap().unwrap_err();
     assert_eq!(err.key, "review.turnInterval");
-    assert!(
-        err.message.contains("between 1 and 10000, found 0"),
-        "{}",
-        err.message
-    );
+    assert!(err.message.contains("between 1 and 10000, found 0"), "{}", err.message);
 
     let err = h.plugin.init(r#"{"reveiw":{}}"#, &[]).unwrap().unwrap_err();
     assert_eq!(err.key, "reveiw");
-    assert!(
-        err.message.contains("unknown key `reveiw`"),
-        "{}",
-        err.message
-    );
-    assert!(
-        err.message.contains("Did you mean `review`?"),
-        "{}",
-        err.message
-    );
-    assert!(
-        err.message.contains("writeApproval"),
-        "known keys listed: {}",
-        err.message
-    );
+    assert!(err.message.contains("unknown key `reveiw`"), "{}", err.message);
+    assert!(err.message.contains("Did you mean `review`?"), "{}", err.message);
+    assert!(err.message.contains("writeApproval"), "known keys listed: {}", err.message);
 
     let err = h.plugin.init("not json", &[]).unwrap().unwrap_err();
     assert_eq!(err.key, "");
@@ -134,32 +74,18 @@ fn tools_list_publishes_skill_manage_with_a_json_schema() {
     assert_eq!(tools[0].name, "skill_manage");
     let schema: serde_json::Value = serde_json::from_str(&tools[0].parameters_schema).unwrap();
     assert_eq!(schema["type"], "object");
-    assert!(
-        schema["properties"]["action"]["enum"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|a| a == "patch")
-    );
+    assert!(schema["properties"]["action"]["enum"].as_array().unwrap().iter().any(|a| a == "patch"));
 }
 
 #[test]
 fn tool_errors_are_structured_json() {
     let mut h = host();
     let ctx = user_context("s1");
-    let before_init = h
-        .plugin
-        .tools_call(&ctx, "skill_manage", "{}")
-        .unwrap()
-        .unwrap_err();
+    let before_init = h.plugin.tools_call(&ctx, "skill_manage", "{}").unwrap().unwrap_err();
     let err: serde_json::Value = serde_json::from_str(&before_init).unwrap();
     assert_eq!(err["code"], "not-initialized");
     h.plugin.init("{}", &all_services()).unwrap().unwrap();
-    let unknown = h
-        .plugin
-        .tools_call(&ctx, "rm_rf", "{}")
-        .unwrap()
-        .unwrap_err();
+    let unknown = h.plugin.tools_call(&ctx, "rm_rf", "{}").unwrap().unwrap_err();
     let err: serde_json::Value = serde_json::from_str(&unknown).unwrap();
     assert_eq!(err["code"], "unknown-tool");
     assert!(err["message"].as_str().unwrap().contains("rm_rf"));
@@ -172,22 +98,9 @@ fn the_command_answers_help_and_a_usage_message_for_unknown_subcommands() {
     let mut h = host();
     h.plugin.init("{}", &all_services()).unwrap().unwrap();
     let ctx = user_context("s1");
-    assert!(
-        h.plugin
-            .command(&ctx, "help")
-            .unwrap()
-            .unwrap()
-            .contains("usage: /skills")
-    );
-    let err = h
-        .plugin
-        .command(&ctx, "frobnicate now")
-        .unwrap()
-        .unwrap_err();
-    assert!(
-        err.contains("/skills frobnicate") && err.contains("usage: /skills"),
-        "{err}"
-    );
+    assert!(h.plugin.command(&ctx, "help").unwrap().unwrap().contains("usage: /skills"));
+    let err = h.plugin.command(&ctx, "frobnicate now").unwrap().unwrap_err();
+    assert!(err.contains("/skills frobnicate") && err.contains("usage: /skills"), "{err}");
 }
 
 #[test]
@@ -204,10 +117,7 @@ fn the_jev_gate_sees_whether_a_credential_exists_never_its_value() {
     // SAFETY: a variable name unique to this test; no other thread reads it.
     unsafe { std::env::set_var("SE_E2E_GATE_KEY", SECRET) };
     let endpoints = |var: &str| HttpConfig {
-        endpoints: BTreeMap::from([(
-            "gate".to_string(),
-            Endpoint::new("http://127.0.0.1:9").with_credential_env(var),
-        )]),
+        endpoints: BTreeMap::from([("gate".to_string(), Endpoint::new("http://127.0.0.1:9").with_credential_env(var))]),
     };
     let jev = r#"{"review":{"gate":"jev"}}"#;
 
@@ -222,28 +132,21 @@ fn the_jev_gate_sees_whether_a_credential_exists_never_its_value() {
     let report = without.plugin.init(jev, &all_services()).unwrap().unwrap();
     let gate = report.parts.iter().find(|p| p.name == "gate").unwrap();
     assert_eq!(gate.state, PartState::Pending);
-    assert!(
-        report
-            .warnings
-            .iter()
-            .any(|w| w.contains("no credential") && w.contains("stays on counters"))
-    );
-    assert!(
-        without.logged("stays on counters"),
-        "the warning is logged once at init"
-    );
+    assert!(report.warnings.iter().any(|w| w.contains("no credential") && w.contains("stays on counters")));
+    assert!(without.logged("stays on counters"), "the warning is logged once at init");
 }
 
 #[test]
-fn a_second_load_comes_from_the_disk_cache() {
+fn compiled_code_is_cached_on_disk_and_in_the_process() {
     let cache = tempfile::tempdir().unwrap();
-    let config = || self_evolve_host::HostConfig {
-        cache_dir: Some(cache.path().to_path_buf()),
-        ..Default::default()
-    };
-    let first = Plugin::load(common::wasm_path(), config()).unwrap();
-    assert_eq!(first.load_info.cache, CacheOutcome::Miss);
-    let mut second = Plugin::load(common::wasm_path(), config()).unwrap();
-    assert_eq!(second.load_info.cache, CacheOutcome::Hit);
-    assert_eq!(second.tools_list().unwrap().len(), 1);
+    let wasm = std::fs::read(common::wasm_path()).unwrap();
+    let engine = self_evolve_host::engine::engine().unwrap();
+    let load = || self_evolve_host::engine::load_from_disk_or_compile(engine, &wasm, Some(cache.path())).unwrap().1;
+    assert_eq!(load(), CacheOutcome::Miss);
+    assert_eq!(load(), CacheOutcome::Hit);
+    let config = || self_evolve_host::HostConfig { cache_dir: Some(cache.path().to_path_buf()), ..Default::default() };
+    Plugin::load(common::wasm_path(), config()).unwrap();
+    let mut again = Plugin::load(common::wasm_path(), config()).unwrap();
+    assert_eq!(again.load_info.cache, CacheOutcome::Memory);
+    assert_eq!(again.tools_list().unwrap().len(), 1);
 }

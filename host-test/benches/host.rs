@@ -3,7 +3,7 @@
 //! export round trip, and the component's size. Needs dist/self-evolve.wasm (./build.sh).
 
 use self_evolve_host::bindings::PluginPre;
-use self_evolve_host::engine::{engine, load_component};
+use self_evolve_host::engine::{engine, load_component, load_from_disk_or_compile};
 use self_evolve_host::plugin::linker;
 use self_evolve_host::{HostConfig, Plugin};
 use std::time::{Duration, Instant};
@@ -21,68 +21,43 @@ fn measure(name: &str, iterations: usize, mut f: impl FnMut()) {
     samples.sort();
     let median = samples[samples.len() / 2];
     let p95 = samples[samples.len() * 95 / 100];
-    println!(
-        "{name:<40} median {:>12?}   p95 {:>12?}   (n={iterations})",
-        median, p95
-    );
+    println!("{name:<40} median {:>12?}   p95 {:>12?}   (n={iterations})", median, p95);
 }
 
 fn main() -> anyhow::Result<()> {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../dist/self-evolve.wasm");
-    let wasm =
-        std::fs::read(path).map_err(|e| anyhow::anyhow!("{path}: {e} (run ./build.sh first)"))?;
-    println!(
-        "component size                           {} bytes ({:.1} KiB)",
-        wasm.len(),
-        wasm.len() as f64 / 1024.0
-    );
+    let wasm = std::fs::read(path).map_err(|e| anyhow::anyhow!("{path}: {e} (run ./build.sh first)"))?;
+    println!("component size                           {} bytes ({:.1} KiB)", wasm.len(), wasm.len() as f64 / 1024.0);
     let engine = engine()?;
     let cache = tempfile::tempdir()?;
 
     measure("cold compile (no cache)", 5, || {
-        load_component(engine, &wasm, None).unwrap();
+        load_from_disk_or_compile(engine, &wasm, None).unwrap();
     });
-    load_component(engine, &wasm, Some(cache.path()))?;
+    load_from_disk_or_compile(engine, &wasm, Some(cache.path()))?;
     measure("load from disk cache", 50, || {
-        load_component(engine, &wasm, Some(cache.path())).unwrap();
+        load_from_disk_or_compile(engine, &wasm, Some(cache.path())).unwrap();
     });
 
     let (component, _) = load_component(engine, &wasm, Some(cache.path()))?;
     let pre = PluginPre::new(linker(engine)?.instantiate_pre(&component)?)?;
     measure("instantiate from InstancePre", 200, || {
-        let (state, _, _) = HostConfig {
-            cache_dir: None,
-            ..Default::default()
-        }
-        .into_state();
+        let (state, _, _) = HostConfig { cache_dir: None, ..Default::default() }.into_state();
         let mut store = Store::new(engine, state);
         store.set_epoch_deadline(1_000);
         pre.instantiate(&mut store).unwrap();
     });
-    measure("cached load + instantiate (Plugin::load)", 50, || {
-        Plugin::from_bytes(
-            &wasm,
-            HostConfig {
-                cache_dir: Some(cache.path().to_path_buf()),
-                ..Default::default()
-            },
-        )
-        .unwrap();
+    measure("cached load + instantiate (Plugin::from_bytes, in-process memo)", 50, || {
+        Plugin::from_bytes(&wasm, HostConfig { cache_dir: Some(cache.path().to_path_buf()), ..Default::default() })
+            .unwrap();
     });
 
-    let mut plugin = Plugin::from_bytes(
-        &wasm,
-        HostConfig {
-            cache_dir: Some(cache.path().to_path_buf()),
-            ..Default::default()
-        },
-    )?;
+    let mut plugin =
+        Plugin::from_bytes(&wasm, HostConfig { cache_dir: Some(cache.path().to_path_buf()), ..Default::default() })?;
     measure("empty export round trip (events.tick)", 20_000, || {
         plugin.tick().unwrap();
     });
-    plugin
-        .init("{}", &[])?
-        .map_err(|e| anyhow::anyhow!(e.message))?;
+    plugin.init("{}", &[])?.map_err(|e| anyhow::anyhow!(e.message))?;
     measure("tools.list round trip", 5_000, || {
         plugin.tools_list().unwrap();
     });

@@ -22,9 +22,7 @@ fn main() -> anyhow::Result<()> {
     };
     let mut plugin = Plugin::load("dist/self-evolve.wasm", config)?;
     let services = ["tools", "commands", "system-prompt", "agents", "subagents"].map(String::from);
-    let report = plugin
-        .init("{}", &services)?
-        .map_err(|e| anyhow::anyhow!("{}: {}", e.key, e.message))?;
+    let report = plugin.init("{}", &services)?.map_err(|e| anyhow::anyhow!("{}: {}", e.key, e.message))?;
     for part in &report.parts {
         println!("{} {:?}", part.name, part.state);
     }

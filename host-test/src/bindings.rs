@@ -44,13 +44,7 @@ impl fs::Host for HostState {
     fn read(&mut self, r: fs::Root, path: String) -> Result<Vec<u8>, fs::FsError> {
         self.fs.read(&root(&r), &path).map_err(fs_err)
     }
-    fn write(
-        &mut self,
-        r: fs::Root,
-        path: String,
-        data: Vec<u8>,
-        mode: fs::WriteMode,
-    ) -> Result<(), fs::FsError> {
+    fn write(&mut self, r: fs::Root, path: String, data: Vec<u8>, mode: fs::WriteMode) -> Result<(), fs::FsError> {
         let mode = match mode {
             fs::WriteMode::CreateNew => fscap::Mode::CreateNew,
             fs::WriteMode::Truncate => fscap::Mode::Truncate,
@@ -70,31 +64,17 @@ impl fs::Host for HostState {
     fn create_dir_all(&mut self, r: fs::Root, path: String) -> Result<(), fs::FsError> {
         self.fs.create_dir_all(&root(&r), &path).map_err(fs_err)
     }
-    fn list_dir(
-        &mut self,
-        r: fs::Root,
-        path: String,
-    ) -> Result<Vec<(String, fs::EntryKind)>, fs::FsError> {
+    fn list_dir(&mut self, r: fs::Root, path: String) -> Result<Vec<(String, fs::EntryKind)>, fs::FsError> {
         let skipped = self.fs.skipped_non_utf8;
         let entries = self.fs.list_dir(&root(&r), &path).map_err(fs_err)?;
         if self.fs.skipped_non_utf8 > skipped {
-            self.log.log(
-                logcap::Level::Warn,
-                &format!("skipped entries with non-UTF-8 names under `{path}`"),
-            );
+            self.log.log(logcap::Level::Warn, &format!("skipped entries with non-UTF-8 names under `{path}`"));
         }
-        Ok(entries
-            .into_iter()
-            .map(|(name, k)| (name, kind(k)))
-            .collect())
+        Ok(entries.into_iter().map(|(name, k)| (name, kind(k))).collect())
     }
     fn stat(&mut self, r: fs::Root, path: String) -> Result<fs::FileStat, fs::FsError> {
         let s = self.fs.stat(&root(&r), &path).map_err(fs_err)?;
-        Ok(fs::FileStat {
-            kind: kind(s.kind),
-            size: s.size,
-            modified_ms: s.modified_ms,
-        })
+        Ok(fs::FileStat { kind: kind(s.kind), size: s.size, modified_ms: s.modified_ms })
     }
     fn stat_many(&mut self, r: fs::Root, paths: Vec<String>) -> Vec<Result<fs::FileStat, fs::FsError>> {
         let r = root(&r);
@@ -121,16 +101,12 @@ impl http::Host for HostState {
             timeout_ms: req.timeout_ms,
         };
         match self.http.post(&request) {
-            Ok(r) => Ok(http::Response {
-                status: r.status,
-                body: r.body,
-            }),
+            Ok(r) => Ok(http::Response { status: r.status, body: r.body }),
             Err(httpcap::HttpErr::Timeout) => Err(http::HttpError::Timeout),
             Err(httpcap::HttpErr::NoCredential) => Err(http::HttpError::NoCredential),
             Err(httpcap::HttpErr::Network(msg)) => Err(http::HttpError::Network(msg)),
             Err(httpcap::HttpErr::Denied(why)) => {
-                self.log
-                    .log(logcap::Level::Warn, &format!("http request denied: {why}"));
+                self.log.log(logcap::Level::Warn, &format!("http request denied: {why}"));
                 Err(http::HttpError::Denied)
             }
         }

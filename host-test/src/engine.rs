@@ -3,9 +3,10 @@
 
 use anyhow::{Context, Result, anyhow};
 use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 use wasmtime::component::Component;
 use wasmtime::{Config, Engine};
@@ -41,6 +42,9 @@ pub fn engine() -> Result<&'static Engine> {
 /// Whether a component came from the disk cache or was compiled now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CacheOutcome {
+    /// Already loaded by this process.
+    Memory,
+    /// Read from the disk cache.
     Hit,
     Miss,
     Disabled,
@@ -68,7 +72,20 @@ pub fn cache_key(engine: &Engine, wasm: &[u8]) -> String {
 
 /// Compiles `wasm`, or loads it precompiled from `cache_dir` when a matching entry exists.
 /// A cache that cannot be read or written only costs a compile.
-pub fn load_component(
+pub fn load_component(engine: &Engine, wasm: &[u8], cache_dir: Option<&Path>) -> Result<(Component, CacheOutcome)> {
+    // One compile per process for the same bytes: concurrent loads wait for the first.
+    static LOADED: Mutex<BTreeMap<String, Component>> = Mutex::new(BTreeMap::new());
+    let key = cache_key(engine, wasm);
+    let mut loaded = LOADED.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(component) = loaded.get(&key) {
+        return Ok((component.clone(), CacheOutcome::Memory));
+    }
+    let (component, outcome) = load_from_disk_or_compile(engine, wasm, cache_dir)?;
+    loaded.insert(key, component.clone());
+    Ok((component, outcome))
+}
+
+pub fn load_from_disk_or_compile(
     engine: &Engine,
     wasm: &[u8],
     cache_dir: Option<&Path>,
@@ -83,18 +100,12 @@ pub fn load_component(
         // engine's compatibility hash. wasmtime still checks the header and version.
         match unsafe { Component::deserialize_file(engine, &path) } {
             Ok(component) => return Ok((component, CacheOutcome::Hit)),
-            Err(err) => eprintln!(
-                "self-evolve: ignoring unusable cache entry {}: {err:#}",
-                path.display()
-            ),
+            Err(err) => eprintln!("self-evolve: ignoring unusable cache entry {}: {err:#}", path.display()),
         }
     }
     let component = compile(engine, wasm)?;
     if let Err(err) = store(&component, dir, &path) {
-        eprintln!(
-            "self-evolve: could not write the compile cache {}: {err:#}",
-            path.display()
-        );
+        eprintln!("self-evolve: could not write the compile cache {}: {err:#}", path.display());
     }
     Ok((component, CacheOutcome::Miss))
 }

@@ -57,11 +57,7 @@ impl HostConfig {
             subagents: self.subagents,
             clock: self.clock,
             log: self.log,
-            limiter: MemoryLimiter {
-                limit_bytes: self.limits.memory_bytes,
-                max_table_elements: 100_000,
-                hit: false,
-            },
+            limiter: MemoryLimiter { limit_bytes: self.limits.memory_bytes, max_table_elements: 100_000, hit: false },
         };
         (state, self.limits, self.cache_dir)
     }
@@ -84,19 +80,16 @@ pub struct Plugin {
 /// A linker holding every import of the world, over `HostState`.
 pub fn linker(engine: &wasmtime::Engine) -> Result<Linker<HostState>> {
     let mut linker = Linker::new(engine);
-    bindings::Plugin::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |state| {
-        state
-    })
-    .map_err(|e| anyhow!("{e:#}"))?;
+    bindings::Plugin::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |state| state)
+        .map_err(|e| anyhow!("{e:#}"))?;
     Ok(linker)
 }
 
 impl Plugin {
     pub fn load(path: impl AsRef<Path>, config: HostConfig) -> Result<Plugin> {
         let path = path.as_ref();
-        let wasm = std::fs::read(path).with_context(|| {
-            format!("reading {} (run ./build.sh to produce it)", path.display())
-        })?;
+        let wasm = std::fs::read(path)
+            .with_context(|| format!("reading {} (run ./build.sh to produce it)", path.display()))?;
         Plugin::from_bytes(&wasm, config)
     }
 
@@ -110,14 +103,7 @@ impl Plugin {
             .context("the component's imports do not match what this host provides")?;
         let pre = bindings::PluginPre::new(pre).map_err(|e| anyhow!("{e:#}"))?;
         let sandbox = Sandbox::new(engine, state, limits, move |store| pre.instantiate(store))?;
-        Ok(Plugin {
-            sandbox,
-            last_init: None,
-            load_info: LoadInfo {
-                wasm_bytes: wasm.len(),
-                cache,
-            },
-        })
+        Ok(Plugin { sandbox, last_init: None, load_info: LoadInfo { wasm_bytes: wasm.len(), cache } })
     }
 
     pub fn state(&self) -> Option<&HostState> {
@@ -141,16 +127,13 @@ impl Plugin {
         let result = self.sandbox.call(export, f);
         if let Err(err) = &result {
             if let Some(state) = self.sandbox.state() {
-                state
-                    .log
-                    .log(crate::caps::log::Level::Error, &err.to_string());
+                state.log.log(crate::caps::log::Level::Error, &err.to_string());
             }
             // The replacement instance starts blank: give it the last good configuration.
             if let Some((config, services)) = self.last_init.clone() {
-                let _ = self.sandbox.call("lifecycle.init", |b, s| {
-                    b.self_evolve_plugin_lifecycle()
-                        .call_init(s, &config, &services)
-                });
+                let _ = self
+                    .sandbox
+                    .call("lifecycle.init", |b, s| b.self_evolve_plugin_lifecycle().call_init(s, &config, &services));
             }
         }
         result
@@ -169,8 +152,7 @@ impl Plugin {
     ) -> Result<Result<InitReport, ConfigError>, CallError> {
         let services_vec = services.to_vec();
         let result = self.guarded("lifecycle.init", |b, s| {
-            b.self_evolve_plugin_lifecycle()
-                .call_init(s, config_json, &services_vec)
+            b.self_evolve_plugin_lifecycle().call_init(s, config_json, &services_vec)
         })?;
         if result.is_ok() {
             self.last_init = Some((config_json.to_string(), services.to_vec()));
@@ -179,9 +161,7 @@ impl Plugin {
     }
 
     pub fn tools_list(&mut self) -> Result<Vec<ToolSpec>, CallError> {
-        self.guarded("tools.list", |b, s| {
-            b.self_evolve_plugin_tools().call_list(s)
-        })
+        self.guarded("tools.list", |b, s| b.self_evolve_plugin_tools().call_list(s))
     }
 
     pub fn tools_call(
@@ -191,88 +171,46 @@ impl Plugin {
         args_json: &str,
     ) -> Result<Result<String, String>, CallError> {
         self.note(ctx);
-        self.guarded("tools.call", |b, s| {
-            b.self_evolve_plugin_tools()
-                .call_call(s, ctx, name, args_json)
-        })
+        self.guarded("tools.call", |b, s| b.self_evolve_plugin_tools().call_call(s, ctx, name, args_json))
     }
 
-    pub fn user_message(
-        &mut self,
-        ctx: &CallContext,
-        text: &str,
-        human: bool,
-    ) -> Result<Vec<String>, CallError> {
+    pub fn user_message(&mut self, ctx: &CallContext, text: &str, human: bool) -> Result<Vec<String>, CallError> {
         self.note(ctx);
-        self.guarded("events.user-message", |b, s| {
-            b.self_evolve_plugin_events()
-                .call_user_message(s, ctx, text, human)
-        })
+        self.guarded("events.user-message", |b, s| b.self_evolve_plugin_events().call_user_message(s, ctx, text, human))
     }
 
-    pub fn assistant_message(
-        &mut self,
-        ctx: &CallContext,
-        text: &str,
-    ) -> Result<Vec<String>, CallError> {
+    pub fn assistant_message(&mut self, ctx: &CallContext, text: &str) -> Result<Vec<String>, CallError> {
         self.note(ctx);
         self.guarded("events.assistant-message", |b, s| {
-            b.self_evolve_plugin_events()
-                .call_assistant_message(s, ctx, text)
+            b.self_evolve_plugin_events().call_assistant_message(s, ctx, text)
         })
     }
 
-    pub fn tool_result(
-        &mut self,
-        ctx: &CallContext,
-        event: &ToolEvent,
-    ) -> Result<Vec<String>, CallError> {
+    pub fn tool_result(&mut self, ctx: &CallContext, event: &ToolEvent) -> Result<Vec<String>, CallError> {
         self.note(ctx);
-        self.guarded("events.tool-result", |b, s| {
-            b.self_evolve_plugin_events()
-                .call_tool_result(s, ctx, event)
-        })
+        self.guarded("events.tool-result", |b, s| b.self_evolve_plugin_events().call_tool_result(s, ctx, event))
     }
 
-    pub fn turn_end(
-        &mut self,
-        ctx: &CallContext,
-        status: TurnStatus,
-    ) -> Result<Vec<String>, CallError> {
+    pub fn turn_end(&mut self, ctx: &CallContext, status: TurnStatus) -> Result<Vec<String>, CallError> {
         self.note(ctx);
-        self.guarded("events.turn-end", |b, s| {
-            b.self_evolve_plugin_events().call_turn_end(s, ctx, status)
-        })
+        self.guarded("events.turn-end", |b, s| b.self_evolve_plugin_events().call_turn_end(s, ctx, status))
     }
 
     pub fn activation_end(&mut self, outcome: &ActivationResult) -> Result<Vec<String>, CallError> {
-        self.guarded("events.activation-end", |b, s| {
-            b.self_evolve_plugin_events()
-                .call_activation_end(s, outcome)
-        })
+        self.guarded("events.activation-end", |b, s| b.self_evolve_plugin_events().call_activation_end(s, outcome))
     }
 
     pub fn tick(&mut self) -> Result<Vec<String>, CallError> {
-        self.guarded("events.tick", |b, s| {
-            b.self_evolve_plugin_events().call_tick(s)
-        })
+        self.guarded("events.tick", |b, s| b.self_evolve_plugin_events().call_tick(s))
     }
 
-    pub fn command(
-        &mut self,
-        ctx: &CallContext,
-        args: &str,
-    ) -> Result<Result<String, String>, CallError> {
+    pub fn command(&mut self, ctx: &CallContext, args: &str) -> Result<Result<String, String>, CallError> {
         self.note(ctx);
-        self.guarded("command.run", |b, s| {
-            b.self_evolve_plugin_command().call_run(s, ctx, args)
-        })
+        self.guarded("command.run", |b, s| b.self_evolve_plugin_command().call_run(s, ctx, args))
     }
 
     pub fn guidance(&mut self) -> Result<Option<String>, CallError> {
-        self.guarded("guidance.section", |b, s| {
-            b.self_evolve_plugin_guidance().call_section(s)
-        })
+        self.guarded("guidance.section", |b, s| b.self_evolve_plugin_guidance().call_section(s))
     }
 }
 

@@ -15,10 +15,7 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits {
-            memory_bytes: 64 << 20,
-            call_deadline: Duration::from_secs(2),
-        }
+        Limits { memory_bytes: 64 << 20, call_deadline: Duration::from_secs(2) }
     }
 }
 
@@ -28,11 +25,7 @@ pub enum CallError {
     /// The export ran past its deadline and was interrupted.
     Timeout { export: String, deadline_ms: u64 },
     /// The plugin tried to grow memory (or a table) past the cap.
-    MemoryLimit {
-        export: String,
-        limit_bytes: usize,
-        detail: String,
-    },
+    MemoryLimit { export: String, limit_bytes: usize, detail: String },
     /// Any other trap: a panic in the plugin, an out-of-bounds access, …
     Trap { export: String, message: String },
     /// No instance could be made after an earlier failure.
@@ -42,24 +35,11 @@ pub enum CallError {
 impl std::fmt::Display for CallError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            CallError::Timeout {
-                export,
-                deadline_ms,
-            } => {
-                write!(
-                    f,
-                    "plugin export `{export}` ran past its {deadline_ms} ms deadline and was stopped"
-                )
+            CallError::Timeout { export, deadline_ms } => {
+                write!(f, "plugin export `{export}` ran past its {deadline_ms} ms deadline and was stopped")
             }
-            CallError::MemoryLimit {
-                export,
-                limit_bytes,
-                detail,
-            } => {
-                write!(
-                    f,
-                    "plugin export `{export}` hit the {limit_bytes} byte memory limit ({detail})"
-                )
+            CallError::MemoryLimit { export, limit_bytes, detail } => {
+                write!(f, "plugin export `{export}` hit the {limit_bytes} byte memory limit ({detail})")
             }
             CallError::Trap { export, message } => {
                 write!(f, "plugin export `{export}` trapped: {message}")
@@ -102,8 +82,8 @@ impl<B> Sandbox<B> {
         };
         let mut store = sandbox.new_store(state);
         store.set_epoch_deadline(sandbox.deadline_ticks());
-        let bindings = (sandbox.instantiate)(&mut store)
-            .map_err(|e| anyhow::anyhow!("instantiating the plugin: {e:#}"))?;
+        let bindings =
+            (sandbox.instantiate)(&mut store).map_err(|e| anyhow::anyhow!("instantiating the plugin: {e:#}"))?;
         sandbox.store = Some(store);
         sandbox.bindings = Some(bindings);
         Ok(sandbox)
@@ -141,9 +121,7 @@ impl<B> Sandbox<B> {
         }
         let ticks = self.deadline_ticks();
         let (Some(store), Some(bindings)) = (self.store.as_mut(), self.bindings.as_ref()) else {
-            return Err(CallError::Unavailable {
-                message: "no store".into(),
-            });
+            return Err(CallError::Unavailable { message: "no store".into() });
         };
         store.set_epoch_deadline(ticks);
         store.data_mut().limiter.hit = false;
@@ -170,25 +148,16 @@ impl<B> Sandbox<B> {
             };
         }
         match err.downcast_ref::<Trap>() {
-            Some(Trap::Interrupt) => CallError::Timeout {
-                export,
-                deadline_ms: self.limits.call_deadline.as_millis() as u64,
-            },
-            Some(trap) => CallError::Trap {
-                export,
-                message: trap.to_string(),
-            },
-            None => CallError::Trap {
-                export,
-                message: format!("{err:#}"),
-            },
+            Some(Trap::Interrupt) => {
+                CallError::Timeout { export, deadline_ms: self.limits.call_deadline.as_millis() as u64 }
+            }
+            Some(trap) => CallError::Trap { export, message: trap.to_string() },
+            None => CallError::Trap { export, message: format!("{err:#}") },
         }
     }
 
     fn replace(&mut self) -> Result<(), CallError> {
-        let store = self.store.take().ok_or_else(|| CallError::Unavailable {
-            message: "store lost".into(),
-        })?;
+        let store = self.store.take().ok_or_else(|| CallError::Unavailable { message: "store lost".into() })?;
         let mut store = self.new_store(store.into_data());
         store.set_epoch_deadline(self.deadline_ticks());
         self.replacements += 1;
@@ -199,9 +168,7 @@ impl<B> Sandbox<B> {
                 self.bindings = Some(bindings);
                 Ok(())
             }
-            Err(err) => Err(CallError::Unavailable {
-                message: format!("re-instantiating failed: {err:#}"),
-            }),
+            Err(err) => Err(CallError::Unavailable { message: format!("re-instantiating failed: {err:#}") }),
         }
     }
 }

@@ -36,12 +36,7 @@ impl std::fmt::Display for LimitExceeded {
 impl std::error::Error for LimitExceeded {}
 
 impl wasmtime::ResourceLimiter for MemoryLimiter {
-    fn memory_growing(
-        &mut self,
-        _current: usize,
-        desired: usize,
-        _maximum: Option<usize>,
-    ) -> wasmtime::Result<bool> {
+    fn memory_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
         if desired > self.limit_bytes {
             self.hit = true;
             return Err(wasmtime::Error::new(LimitExceeded(format!(
@@ -52,12 +47,7 @@ impl wasmtime::ResourceLimiter for MemoryLimiter {
         Ok(true)
     }
 
-    fn table_growing(
-        &mut self,
-        _current: usize,
-        desired: usize,
-        _maximum: Option<usize>,
-    ) -> wasmtime::Result<bool> {
+    fn table_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
         if desired > self.max_table_elements {
             self.hit = true;
             return Err(wasmtime::Error::new(LimitExceeded(format!(

@@ -12,36 +12,20 @@ use std::time::Duration;
 #[derive(Debug, Clone)]
 pub enum Reply {
     /// Answer with this status and body after `delay`.
-    Status {
-        status: u16,
-        body: String,
-        delay: Duration,
-    },
+    Status { status: u16, body: String, delay: Duration },
     /// Read the request, then close the connection without answering.
     Reset,
 }
 
 impl Reply {
     pub fn ok(body: impl Into<String>) -> Reply {
-        Reply::Status {
-            status: 200,
-            body: body.into(),
-            delay: Duration::ZERO,
-        }
+        Reply::Status { status: 200, body: body.into(), delay: Duration::ZERO }
     }
     pub fn status(status: u16) -> Reply {
-        Reply::Status {
-            status,
-            body: String::new(),
-            delay: Duration::ZERO,
-        }
+        Reply::Status { status, body: String::new(), delay: Duration::ZERO }
     }
     pub fn slow(body: impl Into<String>, delay: Duration) -> Reply {
-        Reply::Status {
-            status: 200,
-            body: body.into(),
-            delay,
-        }
+        Reply::Status { status: 200, body: body.into(), delay }
     }
 }
 
@@ -56,10 +40,7 @@ pub struct Received {
 
 impl Received {
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
     }
 }
 
@@ -98,12 +79,7 @@ impl ScriptedServer {
                 }
             }
         });
-        Ok(ScriptedServer {
-            addr,
-            received,
-            stop,
-            thread: Some(thread),
-        })
+        Ok(ScriptedServer { addr, received, stop, thread: Some(thread) })
     }
 
     pub fn url(&self) -> String {
@@ -145,15 +121,10 @@ fn serve(stream: TcpStream, reply: Reply, received: &Mutex<Vec<Received>>, stop:
             break;
         }
         if let Some((name, value)) = line.trim_end().split_once(':') {
-            request
-                .headers
-                .push((name.trim().to_string(), value.trim().to_string()));
+            request.headers.push((name.trim().to_string(), value.trim().to_string()));
         }
     }
-    let length: usize = request
-        .header("content-length")
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
+    let length: usize = request.header("content-length").and_then(|v| v.parse().ok()).unwrap_or(0);
     let mut body = vec![0; length.min(1 << 20)];
     if reader.read_exact(&mut body).is_ok() {
         request.body = body;
@@ -163,11 +134,7 @@ fn serve(stream: TcpStream, reply: Reply, received: &Mutex<Vec<Received>>, stop:
     }
     match reply {
         Reply::Reset => drop(stream),
-        Reply::Status {
-            status,
-            body,
-            delay,
-        } => {
+        Reply::Status { status, body, delay } => {
             // Sleep in small steps so a dropped server stops promptly.
             let mut waited = Duration::ZERO;
             while waited < delay && !stop.load(Ordering::SeqCst) {

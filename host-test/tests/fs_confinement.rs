@@ -1,9 +1,7 @@
 //! The fs capability on its own: every refused path form, symlinks out of a root, project
 //! roots per session, write modes and injected faults. No guest involved.
 
-use self_evolve_host::caps::fs::{
-    FsCap, FsConfig, FsErr, FsFaults, Kind, Mode, ProjectRoots, RootRef,
-};
+use self_evolve_host::caps::fs::{FsCap, FsConfig, FsErr, FsFaults, Kind, Mode, ProjectRoots, RootRef};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -22,22 +20,14 @@ fn world() -> World {
     std::fs::create_dir_all(&user).unwrap();
     std::fs::create_dir_all(&outside).unwrap();
     std::fs::write(outside.join("secret.txt"), b"do not read").unwrap();
-    World {
-        _tmp: tmp,
-        base,
-        user,
-        outside,
-    }
+    World { _tmp: tmp, base, user, outside }
 }
 
 fn cap(w: &World) -> FsCap {
     let config = FsConfig {
         user_skills: Some(w.user.clone()),
         state: Some(w.base.join("state")),
-        projects: ProjectRoots {
-            discover: false,
-            ..Default::default()
-        },
+        projects: ProjectRoots { discover: false, ..Default::default() },
     };
     FsCap::new(config, FsFaults::default())
 }
@@ -67,50 +57,16 @@ fn malformed_paths_are_refused_for_every_operation() {
     let w = world();
     let mut fs = cap(&w);
     let before = tree(&w.base);
-    let bad = [
-        "/etc/passwd",
-        "../outside/secret.txt",
-        "a/../../outside",
-        "",
-        "a//b",
-        "./a",
-        "a/.",
-        "a\\b",
-        "a\0b",
-        "a\nb",
-    ];
+    let bad =
+        ["/etc/passwd", "../outside/secret.txt", "a/../../outside", "", "a//b", "./a", "a/.", "a\\b", "a\0b", "a\nb"];
     let root = RootRef::UserSkills;
     for path in bad {
-        assert_eq!(
-            fs.read(&root, path),
-            Err(FsErr::InvalidPath),
-            "read {path:?}"
-        );
-        assert_eq!(
-            fs.write(&root, path, b"x", Mode::Truncate),
-            Err(FsErr::InvalidPath),
-            "write {path:?}"
-        );
-        assert_eq!(
-            fs.rename(&root, "ok.md", path),
-            Err(FsErr::InvalidPath),
-            "rename to {path:?}"
-        );
-        assert_eq!(
-            fs.remove_file(&root, path),
-            Err(FsErr::InvalidPath),
-            "remove {path:?}"
-        );
-        assert_eq!(
-            fs.create_dir_all(&root, path),
-            Err(FsErr::InvalidPath),
-            "mkdir {path:?}"
-        );
-        assert_eq!(
-            fs.stat(&root, path),
-            Err(FsErr::InvalidPath),
-            "stat {path:?}"
-        );
+        assert_eq!(fs.read(&root, path), Err(FsErr::InvalidPath), "read {path:?}");
+        assert_eq!(fs.write(&root, path, b"x", Mode::Truncate), Err(FsErr::InvalidPath), "write {path:?}");
+        assert_eq!(fs.rename(&root, "ok.md", path), Err(FsErr::InvalidPath), "rename to {path:?}");
+        assert_eq!(fs.remove_file(&root, path), Err(FsErr::InvalidPath), "remove {path:?}");
+        assert_eq!(fs.create_dir_all(&root, path), Err(FsErr::InvalidPath), "mkdir {path:?}");
+        assert_eq!(fs.stat(&root, path), Err(FsErr::InvalidPath), "stat {path:?}");
     }
     assert_eq!(tree(&w.base), before, "nothing created anywhere");
 }
@@ -128,53 +84,28 @@ fn symlinks_are_refused_anywhere_on_the_path() {
 
     assert_eq!(fs.read(&root, "escape/secret.txt"), Err(FsErr::Symlink));
     assert_eq!(fs.read(&root, "link.md"), Err(FsErr::Symlink));
-    assert_eq!(
-        fs.write(&root, "escape/new.txt", b"x", Mode::CreateNew),
-        Err(FsErr::Symlink)
-    );
-    assert_eq!(
-        fs.write(&root, "link.md", b"x", Mode::Truncate),
-        Err(FsErr::Symlink)
-    );
+    assert_eq!(fs.write(&root, "escape/new.txt", b"x", Mode::CreateNew), Err(FsErr::Symlink));
+    assert_eq!(fs.write(&root, "link.md", b"x", Mode::Truncate), Err(FsErr::Symlink));
     assert_eq!(
         fs.write(&root, "inner-link/x.md", b"x", Mode::Truncate),
         Err(FsErr::Symlink),
         "even one that stays inside"
     );
-    assert_eq!(
-        fs.create_dir_all(&root, "escape/deep/er"),
-        Err(FsErr::Symlink)
-    );
+    assert_eq!(fs.create_dir_all(&root, "escape/deep/er"), Err(FsErr::Symlink));
     assert_eq!(fs.list_dir(&root, "escape"), Err(FsErr::Symlink));
-    assert_eq!(
-        fs.remove_file(&root, "escape/secret.txt"),
-        Err(FsErr::Symlink)
-    );
+    assert_eq!(fs.remove_file(&root, "escape/secret.txt"), Err(FsErr::Symlink));
     fs.write(&root, "real.md", b"x", Mode::CreateNew).unwrap();
-    assert_eq!(
-        fs.rename(&root, "real.md", "escape/moved.md"),
-        Err(FsErr::Symlink)
-    );
+    assert_eq!(fs.rename(&root, "real.md", "escape/moved.md"), Err(FsErr::Symlink));
     assert_eq!(fs.rename(&root, "link.md", "moved.md"), Err(FsErr::Symlink));
 
     // stat reports a final symlink as one, without following it.
     assert_eq!(fs.stat(&root, "link.md").unwrap().kind, Kind::Symlink);
     assert_eq!(fs.stat(&root, "escape/secret.txt"), Err(FsErr::Symlink));
     let listed = fs.list_dir(&root, "").unwrap();
-    assert!(
-        listed.contains(&("escape".to_string(), Kind::Symlink)),
-        "{listed:?}"
-    );
+    assert!(listed.contains(&("escape".to_string(), Kind::Symlink)), "{listed:?}");
 
-    assert_eq!(
-        tree(&w.outside),
-        outside_before,
-        "nothing created or removed outside the root"
-    );
-    assert_eq!(
-        std::fs::read(w.outside.join("secret.txt")).unwrap(),
-        b"do not read"
-    );
+    assert_eq!(tree(&w.outside), outside_before, "nothing created or removed outside the root");
+    assert_eq!(std::fs::read(w.outside.join("secret.txt")).unwrap(), b"do not read");
 }
 
 #[test]
@@ -182,65 +113,33 @@ fn write_modes_rename_and_listing_behave_like_a_filesystem() {
     let w = world();
     let mut fs = cap(&w);
     let root = RootRef::State;
-    assert_eq!(
-        fs.list_dir(&root, "").unwrap(),
-        vec![],
-        "a root not created yet lists empty"
-    );
-    fs.write(&root, "a/b/c.txt", b"one", Mode::CreateNew)
-        .unwrap();
-    assert_eq!(
-        fs.write(&root, "a/b/c.txt", b"two", Mode::CreateNew),
-        Err(FsErr::AlreadyExists)
-    );
+    assert_eq!(fs.list_dir(&root, "").unwrap(), vec![], "a root not created yet lists empty");
+    fs.write(&root, "a/b/c.txt", b"one", Mode::CreateNew).unwrap();
+    assert_eq!(fs.write(&root, "a/b/c.txt", b"two", Mode::CreateNew), Err(FsErr::AlreadyExists));
     fs.write(&root, "a/b/c.txt", b"+", Mode::Append).unwrap();
     assert_eq!(fs.read(&root, "a/b/c.txt").unwrap(), b"one+");
-    fs.write(&root, "a/b/c.txt", b"new", Mode::Truncate)
-        .unwrap();
+    fs.write(&root, "a/b/c.txt", b"new", Mode::Truncate).unwrap();
     assert_eq!(fs.read(&root, "a/b/c.txt").unwrap(), b"new");
     fs.rename(&root, "a/b/c.txt", "d/e.txt").unwrap();
     assert_eq!(fs.read(&root, "a/b/c.txt"), Err(FsErr::NotFound));
     assert_eq!(fs.stat(&root, "d/e.txt").unwrap().size, 3);
-    assert_eq!(
-        fs.list_dir(&root, "").unwrap(),
-        vec![("a".to_string(), Kind::Dir), ("d".to_string(), Kind::Dir)]
-    );
+    assert_eq!(fs.list_dir(&root, "").unwrap(), vec![("a".to_string(), Kind::Dir), ("d".to_string(), Kind::Dir)]);
     assert_eq!(fs.read(&root, "a"), Err(FsErr::WrongKind));
     fs.remove_file(&root, "d/e.txt").unwrap();
     fs.remove_dir(&root, "d").unwrap();
-    assert!(
-        matches!(fs.remove_dir(&root, "a"), Err(FsErr::Io(_))),
-        "a folder that is not empty stays"
-    );
+    assert!(matches!(fs.remove_dir(&root, "a"), Err(FsErr::Io(_))), "a folder that is not empty stays");
 }
 
 #[test]
 fn unmapped_roots_are_not_permitted() {
     let w = world();
     let mut fs = FsCap::new(
-        FsConfig {
-            projects: ProjectRoots {
-                discover: false,
-                ..Default::default()
-            },
-            ..Default::default()
-        },
+        FsConfig { projects: ProjectRoots { discover: false, ..Default::default() }, ..Default::default() },
         FsFaults::default(),
     );
     assert!(!fs.has_root(&RootRef::UserSkills));
-    assert_eq!(
-        fs.read(&RootRef::UserSkills, "x.md"),
-        Err(FsErr::NotPermitted)
-    );
-    assert_eq!(
-        fs.write(
-            &RootRef::ProjectSkills("s1".into()),
-            "x.md",
-            b"x",
-            Mode::Truncate
-        ),
-        Err(FsErr::NotPermitted)
-    );
+    assert_eq!(fs.read(&RootRef::UserSkills, "x.md"), Err(FsErr::NotPermitted));
+    assert_eq!(fs.write(&RootRef::ProjectSkills("s1".into()), "x.md", b"x", Mode::Truncate), Err(FsErr::NotPermitted));
     assert!(tree(&w.base).iter().all(|p| !p.ends_with("x.md")));
 }
 
@@ -264,77 +163,28 @@ fn project_roots_are_per_session() {
     let mut fs = FsCap::new(config, FsFaults::default());
     fs.note_session("s-alpha", alpha.to_str().unwrap());
     fs.note_session("s-beta", beta.join("src/deep").to_str().unwrap());
-    assert_eq!(
-        fs.root_path(&RootRef::ProjectSkills("s-alpha".into())),
-        Some(alpha.join(".dsh/skills"))
-    );
-    assert_eq!(
-        fs.root_path(&RootRef::ProjectSkills("s-beta".into())),
-        Some(beta.join(".dsh/skills"))
-    );
-    assert_eq!(
-        fs.root_path(&RootRef::ProjectSkills("pinned".into())),
-        Some(explicit)
-    );
-    assert!(
-        !fs.has_root(&RootRef::ProjectSkills("unknown".into())),
-        "a session with no known cwd has no project"
-    );
+    assert_eq!(fs.root_path(&RootRef::ProjectSkills("s-alpha".into())), Some(alpha.join(".dsh/skills")));
+    assert_eq!(fs.root_path(&RootRef::ProjectSkills("s-beta".into())), Some(beta.join(".dsh/skills")));
+    assert_eq!(fs.root_path(&RootRef::ProjectSkills("pinned".into())), Some(explicit));
+    assert!(!fs.has_root(&RootRef::ProjectSkills("unknown".into())), "a session with no known cwd has no project");
     fs.note_session("s-nowhere", w.outside.to_str().unwrap());
-    assert!(
-        !fs.has_root(&RootRef::ProjectSkills("s-nowhere".into())),
-        "no marker above the cwd, no project"
-    );
+    assert!(!fs.has_root(&RootRef::ProjectSkills("s-nowhere".into())), "no marker above the cwd, no project");
 
-    fs.write(
-        &RootRef::ProjectSkills("s-alpha".into()),
-        "a/SKILL.md",
-        b"alpha",
-        Mode::CreateNew,
-    )
-    .unwrap();
-    fs.write(
-        &RootRef::ProjectSkills("s-beta".into()),
-        "a/SKILL.md",
-        b"beta",
-        Mode::CreateNew,
-    )
-    .unwrap();
-    assert_eq!(
-        std::fs::read(alpha.join(".dsh/skills/a/SKILL.md")).unwrap(),
-        b"alpha"
-    );
-    assert_eq!(
-        std::fs::read(beta.join(".dsh/skills/a/SKILL.md")).unwrap(),
-        b"beta"
-    );
+    fs.write(&RootRef::ProjectSkills("s-alpha".into()), "a/SKILL.md", b"alpha", Mode::CreateNew).unwrap();
+    fs.write(&RootRef::ProjectSkills("s-beta".into()), "a/SKILL.md", b"beta", Mode::CreateNew).unwrap();
+    assert_eq!(std::fs::read(alpha.join(".dsh/skills/a/SKILL.md")).unwrap(), b"alpha");
+    assert_eq!(std::fs::read(beta.join(".dsh/skills/a/SKILL.md")).unwrap(), b"beta");
 }
 
 #[test]
 fn injected_faults_fail_the_nth_write_and_rename() {
     let w = world();
-    let faults = FsFaults {
-        fail_write_at: Some(2),
-        fail_rename_at: Some(1),
-        error: Some(FsErr::NoSpace),
-    };
-    let mut fs = FsCap::new(
-        FsConfig {
-            user_skills: Some(w.user.clone()),
-            ..Default::default()
-        },
-        faults,
-    );
+    let faults = FsFaults { fail_write_at: Some(2), fail_rename_at: Some(1), error: Some(FsErr::NoSpace) };
+    let mut fs = FsCap::new(FsConfig { user_skills: Some(w.user.clone()), ..Default::default() }, faults);
     let root = RootRef::UserSkills;
     fs.write(&root, "one.md", b"1", Mode::CreateNew).unwrap();
-    assert_eq!(
-        fs.write(&root, "two.md", b"2", Mode::CreateNew),
-        Err(FsErr::NoSpace)
-    );
-    assert!(
-        !w.user.join("two.md").exists(),
-        "a failed write leaves nothing"
-    );
+    assert_eq!(fs.write(&root, "two.md", b"2", Mode::CreateNew), Err(FsErr::NoSpace));
+    assert!(!w.user.join("two.md").exists(), "a failed write leaves nothing");
     fs.write(&root, "three.md", b"3", Mode::CreateNew).unwrap();
     assert_eq!(fs.rename(&root, "one.md", "moved.md"), Err(FsErr::NoSpace));
     assert!(w.user.join("one.md").exists());
@@ -345,16 +195,9 @@ fn injected_faults_fail_the_nth_write_and_rename() {
 fn non_utf8_names_are_skipped_not_mangled() {
     use std::os::unix::ffi::OsStrExt;
     let w = world();
-    std::fs::write(
-        w.user.join(std::ffi::OsStr::from_bytes(b"bad-\xff.md")),
-        b"x",
-    )
-    .unwrap();
+    std::fs::write(w.user.join(std::ffi::OsStr::from_bytes(b"bad-\xff.md")), b"x").unwrap();
     std::fs::write(w.user.join("good.md"), b"x").unwrap();
     let mut fs = cap(&w);
-    assert_eq!(
-        fs.list_dir(&RootRef::UserSkills, "").unwrap(),
-        vec![("good.md".to_string(), Kind::File)]
-    );
+    assert_eq!(fs.list_dir(&RootRef::UserSkills, "").unwrap(), vec![("good.md".to_string(), Kind::File)]);
     assert_eq!(fs.skipped_non_utf8, 1);
 }

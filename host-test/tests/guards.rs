@@ -9,18 +9,10 @@ use wasmtime::component::{Instance, Linker};
 
 fn fixture(limits: Limits) -> Sandbox<Instance> {
     let engine = engine().unwrap();
-    let wasm = wat::parse_file(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/runaway.wat"
-    ))
-    .unwrap();
+    let wasm = wat::parse_file(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/runaway.wat")).unwrap();
     let (component, _) = load_component(engine, &wasm, None).unwrap();
     let pre = Linker::new(engine).instantiate_pre(&component).unwrap();
-    let config = HostConfig {
-        limits,
-        cache_dir: None,
-        ..Default::default()
-    };
+    let config = HostConfig { limits, cache_dir: None, ..Default::default() };
     let (state, limits, _) = config.into_state();
     Sandbox::new(engine, state, limits, move |store| pre.instantiate(store)).unwrap()
 }
@@ -35,10 +27,7 @@ fn call_u32(sandbox: &mut Sandbox<Instance>, name: &str) -> Result<u32, CallErro
 
 #[test]
 fn an_endless_loop_is_stopped_at_the_deadline_and_the_next_call_works() {
-    let mut sandbox = fixture(Limits {
-        call_deadline: Duration::from_millis(100),
-        ..Limits::default()
-    });
+    let mut sandbox = fixture(Limits { call_deadline: Duration::from_millis(100), ..Limits::default() });
     assert_eq!(call_u32(&mut sandbox, "ok"), Ok(42));
     let started = Instant::now();
     let err = sandbox
@@ -48,39 +37,19 @@ fn an_endless_loop_is_stopped_at_the_deadline_and_the_next_call_works() {
         })
         .unwrap_err();
     // Not a timing assertion: a generous bound that only catches a hang.
-    assert!(
-        started.elapsed() < Duration::from_secs(30),
-        "the host must not hang"
-    );
-    assert_eq!(
-        err,
-        CallError::Timeout {
-            export: "spin".into(),
-            deadline_ms: 100
-        }
-    );
+    assert!(started.elapsed() < Duration::from_secs(30), "the host must not hang");
+    assert_eq!(err, CallError::Timeout { export: "spin".into(), deadline_ms: 100 });
     assert!(err.to_string().contains("100 ms deadline"), "{err}");
     assert_eq!(sandbox.replacements, 1);
-    assert_eq!(
-        call_u32(&mut sandbox, "ok"),
-        Ok(42),
-        "a fresh instance answers"
-    );
+    assert_eq!(call_u32(&mut sandbox, "ok"), Ok(42), "a fresh instance answers");
 }
 
 #[test]
 fn growing_memory_past_the_cap_is_a_typed_error_and_the_next_call_works() {
-    let mut sandbox = fixture(Limits {
-        memory_bytes: 8 << 20,
-        ..Limits::default()
-    });
+    let mut sandbox = fixture(Limits { memory_bytes: 8 << 20, ..Limits::default() });
     let err = call_u32(&mut sandbox, "grow").unwrap_err();
     match &err {
-        CallError::MemoryLimit {
-            export,
-            limit_bytes,
-            detail,
-        } => {
+        CallError::MemoryLimit { export, limit_bytes, detail } => {
             assert_eq!(export, "grow");
             assert_eq!(*limit_bytes, 8 << 20);
             assert!(detail.contains("past the 8388608 byte limit"), "{detail}");

@@ -10,9 +10,7 @@ const SECRET: &str = "sk-test-credential-0123456789";
 
 fn cap(url: &str, env: &str) -> HttpCap {
     let endpoint = Endpoint::new(url).with_credential_env(env);
-    HttpCap::new(HttpConfig {
-        endpoints: BTreeMap::from([("gate".to_string(), endpoint)]),
-    })
+    HttpCap::new(HttpConfig { endpoints: BTreeMap::from([("gate".to_string(), endpoint)]) })
 }
 
 fn request(endpoint: &str) -> Request {
@@ -41,15 +39,9 @@ fn named_endpoint_gets_the_body_and_the_credential_the_plugin_never_sees() {
     assert_eq!(seen[0].method, "POST");
     assert_eq!(seen[0].path, "/v1/decide");
     assert_eq!(seen[0].body, br#"{"q":1}"#);
-    assert_eq!(
-        seen[0].header("authorization"),
-        Some(format!("Bearer {SECRET}").as_str())
-    );
+    assert_eq!(seen[0].header("authorization"), Some(format!("Bearer {SECRET}").as_str()));
     let visible = format!("{response:?}");
-    assert!(
-        !visible.contains(SECRET),
-        "the response the plugin gets holds no credential"
-    );
+    assert!(!visible.contains(SECRET), "the response the plugin gets holds no credential");
 }
 
 #[test]
@@ -57,18 +49,12 @@ fn unknown_endpoints_reserved_headers_and_odd_paths_are_denied_without_traffic()
     let server = ScriptedServer::start(vec![Reply::ok("{}")]).unwrap();
     unsafe { std::env::set_var("SE_TEST_GATE_KEY_B", SECRET) };
     let http = cap(&server.url(), "SE_TEST_GATE_KEY_B");
-    assert!(matches!(
-        http.post(&request("elsewhere")),
-        Err(HttpErr::Denied(_))
-    ));
+    assert!(matches!(http.post(&request("elsewhere")), Err(HttpErr::Denied(_))));
     assert!(!http.has_endpoint("elsewhere") && !http.has_credential("elsewhere"));
     for header in ["Authorization", "cookie", "Host", "x-api-key"] {
         let mut req = request("gate");
         req.headers.push((header.into(), "x".into()));
-        assert!(
-            matches!(http.post(&req), Err(HttpErr::Denied(_))),
-            "{header}"
-        );
+        assert!(matches!(http.post(&req), Err(HttpErr::Denied(_))), "{header}");
     }
     let mut req = request("gate");
     req.path = "//evil.example/steal".into();
@@ -96,20 +82,12 @@ fn statuses_pass_through_and_slow_or_reset_connections_are_typed() {
     ])
     .unwrap();
     let endpoint = Endpoint::new(server.url());
-    let http = HttpCap::new(HttpConfig {
-        endpoints: BTreeMap::from([("open".to_string(), endpoint)]),
-    });
-    assert!(
-        http.has_credential("open"),
-        "an endpoint that needs no credential has what it needs"
-    );
+    let http = HttpCap::new(HttpConfig { endpoints: BTreeMap::from([("open".to_string(), endpoint)]) });
+    assert!(http.has_credential("open"), "an endpoint that needs no credential has what it needs");
     assert_eq!(http.post(&request("open")).unwrap().status, 429);
     assert_eq!(http.post(&request("open")).unwrap().status, 503);
     let mut slow = request("open");
     slow.timeout_ms = 200;
     assert_eq!(http.post(&slow), Err(HttpErr::Timeout));
-    assert!(matches!(
-        http.post(&request("open")),
-        Err(HttpErr::Network(_))
-    ));
+    assert!(matches!(http.post(&request("open")), Err(HttpErr::Network(_))));
 }

@@ -9,11 +9,7 @@ use std::sync::Arc;
 
 pub fn wasm_path() -> PathBuf {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("dist/self-evolve.wasm");
-    assert!(
-        path.is_file(),
-        "{} is missing: run ./build.sh first (./build.sh test does)",
-        path.display()
-    );
+    assert!(path.is_file(), "{} is missing: run ./build.sh first (./build.sh test does)", path.display());
     path
 }
 
@@ -32,19 +28,10 @@ impl TestHost {
         self.home.path().join("self-evolve")
     }
     pub fn logged(&self, needle: &str) -> bool {
-        self.logs
-            .lock()
-            .unwrap()
-            .iter()
-            .any(|(_, m)| m.contains(needle))
+        self.logs.lock().unwrap().iter().any(|(_, m)| m.contains(needle))
     }
     pub fn log_text(&self) -> String {
-        self.logs
-            .lock()
-            .unwrap()
-            .iter()
-            .map(|(_, m)| m.clone() + "\n")
-            .collect()
+        self.logs.lock().unwrap().iter().map(|(_, m)| m.clone() + "\n").collect()
     }
 }
 
@@ -66,12 +53,7 @@ pub fn host_with(tune: impl FnOnce(&mut HostConfig)) -> TestHost {
     };
     tune(&mut config);
     let plugin = Plugin::load(wasm_path(), config).unwrap();
-    TestHost {
-        plugin,
-        home,
-        clock,
-        logs,
-    }
+    TestHost { plugin, home, clock, logs }
 }
 
 pub fn host() -> TestHost {
@@ -79,8 +61,57 @@ pub fn host() -> TestHost {
 }
 
 pub fn all_services() -> Vec<String> {
-    ["tools", "commands", "system-prompt", "agents", "subagents"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect()
+    ["tools", "commands", "system-prompt", "agents", "subagents"].iter().map(|s| s.to_string()).collect()
+}
+
+/// Every entry under `dir` with its bytes (folders and symlinks marked), for "nothing changed".
+pub fn snapshot(dir: &std::path::Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    fn walk(dir: &std::path::Path, base: &std::path::Path, out: &mut std::collections::BTreeMap<String, Vec<u8>>) {
+        let Ok(entries) = std::fs::read_dir(dir) else { return };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let rel = path.strip_prefix(base).unwrap().display().to_string();
+            let ty = entry.file_type().unwrap();
+            if ty.is_symlink() {
+                out.insert(rel, b"<symlink>".to_vec());
+            } else if ty.is_dir() {
+                out.insert(rel + "/", Vec::new());
+                walk(&path, base, out);
+            } else {
+                out.insert(rel, std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    walk(dir, dir, &mut out);
+    out
+}
+
+impl TestHost {
+    /// Calls skill_manage as the main agent of `session`; Ok(json) or Err(error json).
+    pub fn skill(&mut self, session: &str, args: serde_json::Value) -> Result<serde_json::Value, serde_json::Value> {
+        self.skill_as(session, "main", args)
+    }
+
+    pub fn skill_as(
+        &mut self,
+        session: &str,
+        agent: &str,
+        args: serde_json::Value,
+    ) -> Result<serde_json::Value, serde_json::Value> {
+        let mut ctx = self_evolve_host::user_context(session);
+        ctx.agent = agent.to_string();
+        match self.plugin.tools_call(&ctx, "skill_manage", &args.to_string()).unwrap() {
+            Ok(text) => Ok(serde_json::from_str(&text).unwrap()),
+            Err(text) => Err(serde_json::from_str(&text).unwrap()),
+        }
+    }
+
+    /// Writes a skill file by hand (not stamped: read-only to the plugin).
+    pub fn hand_written(&self, name: &str, description: &str) {
+        let dir = self.user_skills().join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("SKILL.md"), format!("---\nname: {name}\ndescription: {description}\n---\n# {name}\n"))
+            .unwrap();
+    }
 }

@@ -7,19 +7,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(
-    name = "self-evolve",
-    version,
-    about = "Operate the self-evolve skill-library plugin"
-)]
+#[command(name = "self-evolve", version, about = "Operate the self-evolve skill-library plugin")]
 struct Cli {
     /// The component to load.
-    #[arg(
-        long,
-        global = true,
-        default_value = "dist/self-evolve.wasm",
-        env = "SELF_EVOLVE_WASM"
-    )]
+    #[arg(long, global = true, default_value = "dist/self-evolve.wasm", env = "SELF_EVOLVE_WASM")]
     wasm: PathBuf,
     #[command(subcommand)]
     command: Command,
@@ -79,9 +70,7 @@ fn main() -> ExitCode {
 }
 
 fn not_built(what: &str) -> Result<ExitCode> {
-    eprintln!(
-        "self-evolve: `{what}` is not built yet in this version; see the README's status section."
-    );
+    eprintln!("self-evolve: `{what}` is not built yet in this version; see the README's status section.");
     Ok(ExitCode::from(2))
 }
 
@@ -93,9 +82,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 bail!("say what to print: `self-evolve config --defaults`");
             }
             let mut plugin = Plugin::load(&cli.wasm, HostConfig::default())?;
-            let report = plugin
-                .init("{}", &[])?
-                .map_err(|e| anyhow::anyhow!("{}: {}", e.key, e.message))?;
+            let report = plugin.init("{}", &[])?.map_err(|e| anyhow::anyhow!("{}: {}", e.key, e.message))?;
             let value: serde_json::Value =
                 serde_json::from_str(&report.config_json).context("the plugin's config report")?;
             println!("{}", serde_json::to_string_pretty(&value)?);
@@ -109,8 +96,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
 }
 
 fn inspect(wasm: &PathBuf, init: bool) -> Result<ExitCode> {
-    let bytes = std::fs::read(wasm)
-        .with_context(|| format!("reading {} (run ./build.sh first)", wasm.display()))?;
+    let bytes = std::fs::read(wasm).with_context(|| format!("reading {} (run ./build.sh first)", wasm.display()))?;
     let engine = self_evolve_host::engine::engine()?;
     let (component, cache) = self_evolve_host::engine::load_component(
         engine,
@@ -119,11 +105,7 @@ fn inspect(wasm: &PathBuf, init: bool) -> Result<ExitCode> {
     )?;
     let ty = component.component_type();
     println!("component  {}", wasm.display());
-    println!(
-        "size       {} bytes ({:.1} KiB)",
-        bytes.len(),
-        bytes.len() as f64 / 1024.0
-    );
+    println!("size       {} bytes ({:.1} KiB)", bytes.len(), bytes.len() as f64 / 1024.0);
     println!("cache      {cache:?}");
     println!("imports (the capabilities it asks for):");
     for (name, _) in ty.imports(engine) {
@@ -135,28 +117,18 @@ fn inspect(wasm: &PathBuf, init: bool) -> Result<ExitCode> {
     }
     if init {
         let mut plugin = Plugin::from_bytes(&bytes, HostConfig::default())?;
-        let services: Vec<String> = ["tools", "commands", "system-prompt", "agents", "subagents"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let services: Vec<String> =
+            ["tools", "commands", "system-prompt", "agents", "subagents"].iter().map(|s| s.to_string()).collect();
         match plugin.init("{}", &services)? {
             Ok(report) => {
-                println!(
-                    "init (default config, every service offered): version {}",
-                    report.version
-                );
+                println!("init (default config, every service offered): version {}", report.version);
                 for part in &report.parts {
                     let missing = if part.missing.is_empty() {
                         String::new()
                     } else {
                         format!(" (waits for {})", part.missing.join(", "))
                     };
-                    println!(
-                        "  {:<13} {:<8} {}{missing}",
-                        part.name,
-                        state_name(part.state),
-                        part.detail
-                    );
+                    println!("  {:<13} {:<8} {}{missing}", part.name, state_name(part.state), part.detail);
                 }
                 for warning in &report.warnings {
                     println!("  warning: {warning}");

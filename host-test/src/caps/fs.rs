@@ -116,8 +116,7 @@ impl FsCap {
     /// Remembers a session's cwd (the host learns it from every call context).
     pub fn note_session(&mut self, session: &str, cwd: &str) {
         if !cwd.is_empty() && self.cwd_by_session.get(session).map(String::as_str) != Some(cwd) {
-            self.cwd_by_session
-                .insert(session.to_string(), cwd.to_string());
+            self.cwd_by_session.insert(session.to_string(), cwd.to_string());
         }
     }
 
@@ -169,13 +168,7 @@ impl FsCap {
         dir.read(path).map_err(io_err)
     }
 
-    pub fn write(
-        &mut self,
-        root: &RootRef,
-        path: &str,
-        data: &[u8],
-        mode: Mode,
-    ) -> Result<(), FsErr> {
+    pub fn write(&mut self, root: &RootRef, path: &str, data: &[u8], mode: Mode) -> Result<(), FsErr> {
         validate(path)?;
         self.writes += 1;
         if self.faults.fail_write_at == Some(self.writes) {
@@ -287,18 +280,11 @@ impl FsCap {
             .and_then(|t| t.into_std().duration_since(UNIX_EPOCH).ok())
             .map(|d| d.as_millis() as u64)
             .unwrap_or(0);
-        Ok(StatInfo {
-            kind,
-            size: meta.len(),
-            modified_ms,
-        })
+        Ok(StatInfo { kind, size: meta.len(), modified_ms })
     }
 
     fn injected(&self) -> FsErr {
-        self.faults
-            .error
-            .clone()
-            .unwrap_or_else(|| FsErr::Io("injected fault".into()))
+        self.faults.error.clone().unwrap_or_else(|| FsErr::Io("injected fault".into()))
     }
 }
 

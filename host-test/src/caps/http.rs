@@ -98,10 +98,7 @@ impl HttpCap {
 
     /// True when the endpoint needs no credential or its variable is set. Never the value.
     pub fn has_credential(&self, name: &str) -> bool {
-        self.config
-            .endpoints
-            .get(name)
-            .is_some_and(|e| e.credential_env.is_none() || e.credential().is_some())
+        self.config.endpoints.get(name).is_some_and(|e| e.credential_env.is_none() || e.credential().is_some())
     }
 
     pub fn post(&self, req: &Request) -> Result<Response, HttpErr> {
@@ -113,12 +110,8 @@ impl HttpCap {
         check_path(&req.path)?;
         for (name, value) in &req.headers {
             let lower = name.to_ascii_lowercase();
-            if FORBIDDEN_HEADERS.contains(&lower.as_str())
-                || lower == endpoint.auth_header.to_ascii_lowercase()
-            {
-                return Err(HttpErr::Denied(format!(
-                    "header `{name}` is reserved for the host"
-                )));
+            if FORBIDDEN_HEADERS.contains(&lower.as_str()) || lower == endpoint.auth_header.to_ascii_lowercase() {
+                return Err(HttpErr::Denied(format!("header `{name}` is reserved for the host")));
             }
             if !valid_header(name, value) {
                 return Err(HttpErr::Denied(format!("header `{name}` is malformed")));
@@ -128,8 +121,7 @@ impl HttpCap {
             Some(_) => Some(endpoint.credential().ok_or(HttpErr::NoCredential)?),
             None => None,
         };
-        let timeout =
-            Duration::from_millis(u64::from(req.timeout_ms.clamp(1, endpoint.max_timeout_ms)));
+        let timeout = Duration::from_millis(u64::from(req.timeout_ms.clamp(1, endpoint.max_timeout_ms)));
         let agent: ureq::Agent = ureq::Agent::config_builder()
             .timeout_global(Some(timeout))
             .http_status_as_error(false)
@@ -142,19 +134,12 @@ impl HttpCap {
             builder = builder.header(name, value);
         }
         if let Some(secret) = credential {
-            builder = builder.header(
-                &endpoint.auth_header,
-                format!("{}{secret}", endpoint.auth_prefix),
-            );
+            builder = builder.header(&endpoint.auth_header, format!("{}{secret}", endpoint.auth_prefix));
         }
         let mut response = builder.send(&req.body[..]).map_err(map_error)?;
         let status = response.status().as_u16();
-        let body = response
-            .body_mut()
-            .with_config()
-            .limit(endpoint.max_response_bytes)
-            .read_to_vec()
-            .map_err(map_error)?;
+        let body =
+            response.body_mut().with_config().limit(endpoint.max_response_bytes).read_to_vec().map_err(map_error)?;
         Ok(Response { status, body })
     }
 }
@@ -165,23 +150,17 @@ fn check_path(path: &str) -> Result<(), HttpErr> {
         && !path.contains("..")
         && !path.contains('#')
         && !path.contains('@')
-        && !path
-            .chars()
-            .any(|c| c.is_whitespace() || c.is_control() || c == '\\');
+        && !path.chars().any(|c| c.is_whitespace() || c.is_control() || c == '\\');
     if ok {
         Ok(())
     } else {
-        Err(HttpErr::Denied(format!(
-            "path `{path}` must be a plain absolute path such as /v1/decide"
-        )))
+        Err(HttpErr::Denied(format!("path `{path}` must be a plain absolute path such as /v1/decide")))
     }
 }
 
 fn valid_header(name: &str, value: &str) -> bool {
     !name.is_empty()
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_".contains(&b))
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_".contains(&b))
         && !value.chars().any(|c| c == '\r' || c == '\n' || c == '\0')
 }
 
@@ -189,8 +168,7 @@ fn map_error(err: ureq::Error) -> HttpErr {
     match err {
         ureq::Error::Timeout(_) => HttpErr::Timeout,
         ureq::Error::Io(io)
-            if io.kind() == std::io::ErrorKind::TimedOut
-                || io.kind() == std::io::ErrorKind::WouldBlock =>
+            if io.kind() == std::io::ErrorKind::TimedOut || io.kind() == std::io::ErrorKind::WouldBlock =>
         {
             HttpErr::Timeout
         }
@@ -204,20 +182,8 @@ mod tests {
 
     #[test]
     fn paths_must_stay_under_the_endpoint() {
-        for bad in [
-            "",
-            "v1",
-            "//evil.example/x",
-            "/../admin",
-            "/a#frag",
-            "/x@y",
-            "/a b",
-            "/a\\b",
-        ] {
-            assert!(
-                matches!(check_path(bad), Err(HttpErr::Denied(_))),
-                "{bad:?}"
-            );
+        for bad in ["", "v1", "//evil.example/x", "/../admin", "/a#frag", "/x@y", "/a b", "/a\\b"] {
+            assert!(matches!(check_path(bad), Err(HttpErr::Denied(_))), "{bad:?}");
         }
         for good in ["/", "/v1/decide", "/v1/decide?x=1"] {
             assert_eq!(check_path(good), Ok(()), "{good:?}");

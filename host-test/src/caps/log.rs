@@ -43,10 +43,7 @@ pub struct LogSink {
 
 impl Default for LogSink {
     fn default() -> Self {
-        LogSink {
-            stderr_level: Some(Level::Warn),
-            capture: None,
-        }
+        LogSink { stderr_level: Some(Level::Warn), capture: None }
     }
 }
 
@@ -54,13 +51,7 @@ impl LogSink {
     /// A sink that writes nothing to stderr and keeps every message.
     pub fn capturing() -> (LogSink, Captured) {
         let captured: Captured = Arc::default();
-        (
-            LogSink {
-                stderr_level: None,
-                capture: Some(captured.clone()),
-            },
-            captured,
-        )
+        (LogSink { stderr_level: None, capture: Some(captured.clone()) }, captured)
     }
 
     pub fn log(&self, level: Level, message: &str) {
@@ -85,13 +76,7 @@ mod tests {
         sink.log(Level::Debug, "a");
         sink.log(Level::Error, "b");
         let lines = captured.lock().unwrap();
-        assert_eq!(
-            *lines,
-            vec![
-                (Level::Debug, "a".to_string()),
-                (Level::Error, "b".to_string())
-            ]
-        );
+        assert_eq!(*lines, vec![(Level::Debug, "a".to_string()), (Level::Error, "b".to_string())]);
     }
 
     #[test]

@@ -78,10 +78,7 @@ impl SubagentProvider for ScriptedProvider {
             return Err(reason.clone());
         }
         let id = format!("act-{}", self.activations.len() + 1);
-        let script = self.queue.pop_front().unwrap_or(Script {
-            text: "no skill update".into(),
-            delay_ms: 0,
-        });
+        let script = self.queue.pop_front().unwrap_or(Script { text: "no skill update".into(), delay_ms: 0 });
         self.activations.push(Activation {
             id: id.clone(),
             spec: spec.clone(),
@@ -95,21 +92,14 @@ impl SubagentProvider for ScriptedProvider {
     }
 
     fn restrict_tools(&mut self, id: &str, tools: &[String]) -> Result<(), String> {
-        let activation = self
-            .activations
-            .iter_mut()
-            .find(|a| a.id == id)
-            .ok_or_else(|| format!("no activation `{id}`"))?;
+        let activation =
+            self.activations.iter_mut().find(|a| a.id == id).ok_or_else(|| format!("no activation `{id}`"))?;
         activation.tools = tools.to_vec();
         Ok(())
     }
 
     fn abort(&mut self, id: &str) {
-        if let Some(activation) = self
-            .activations
-            .iter_mut()
-            .find(|a| a.id == id && !a.delivered)
-        {
+        if let Some(activation) = self.activations.iter_mut().find(|a| a.id == id && !a.delivered) {
             activation.aborted = true;
         }
     }
@@ -119,18 +109,10 @@ impl SubagentProvider for ScriptedProvider {
         for a in self.activations.iter_mut().filter(|a| !a.delivered) {
             if a.aborted {
                 a.delivered = true;
-                out.push(Outcome {
-                    id: a.id.clone(),
-                    status: Status::Aborted,
-                    text: String::new(),
-                });
+                out.push(Outcome { id: a.id.clone(), status: Status::Aborted, text: String::new() });
             } else if now_ms >= a.started_ms + a.script.delay_ms {
                 a.delivered = true;
-                out.push(Outcome {
-                    id: a.id.clone(),
-                    status: Status::Completed,
-                    text: a.script.text.clone(),
-                });
+                out.push(Outcome { id: a.id.clone(), status: Status::Completed, text: a.script.text.clone() });
             }
         }
         out
@@ -155,49 +137,20 @@ mod tests {
     #[test]
     fn scripts_are_taken_in_order_and_default_to_no_update() {
         let mut p = ScriptedProvider::default();
-        p.push(Script {
-            text: "patched".into(),
-            delay_ms: 0,
-        });
+        p.push(Script { text: "patched".into(), delay_ms: 0 });
         let a = p.start(&spec()).unwrap();
         let b = p.start(&spec()).unwrap();
         let done = p.take_finished(0);
-        assert_eq!(
-            done[0],
-            Outcome {
-                id: a,
-                status: Status::Completed,
-                text: "patched".into()
-            }
-        );
-        assert_eq!(
-            done[1],
-            Outcome {
-                id: b,
-                status: Status::Completed,
-                text: "no skill update".into()
-            }
-        );
-        assert!(
-            p.take_finished(10).is_empty(),
-            "each outcome is delivered once"
-        );
+        assert_eq!(done[0], Outcome { id: a, status: Status::Completed, text: "patched".into() });
+        assert_eq!(done[1], Outcome { id: b, status: Status::Completed, text: "no skill update".into() });
+        assert!(p.take_finished(10).is_empty(), "each outcome is delivered once");
     }
 
     #[test]
     fn delayed_activations_finish_later_or_are_aborted() {
-        let mut p = ScriptedProvider {
-            now_ms: 100,
-            ..Default::default()
-        };
-        p.push(Script {
-            text: "late".into(),
-            delay_ms: 50,
-        });
-        p.push(Script {
-            text: "never".into(),
-            delay_ms: 1_000,
-        });
+        let mut p = ScriptedProvider { now_ms: 100, ..Default::default() };
+        p.push(Script { text: "late".into(), delay_ms: 50 });
+        p.push(Script { text: "never".into(), delay_ms: 1_000 });
         let a = p.start(&spec()).unwrap();
         let b = p.start(&spec()).unwrap();
         assert!(p.take_finished(149).is_empty());

@@ -51,12 +51,7 @@ fn audit(path: &Path) -> Result<()> {
     let imports: Vec<String> = world.imports.keys().map(key_name).collect();
     let exports: Vec<String> = world.exports.keys().map(key_name).collect();
 
-    println!(
-        "component: {} ({} bytes, {:.1} KiB)",
-        path.display(),
-        bytes.len(),
-        bytes.len() as f64 / 1024.0
-    );
+    println!("component: {} ({} bytes, {:.1} KiB)", path.display(), bytes.len(), bytes.len() as f64 / 1024.0);
     println!("imports ({}):", imports.len());
     for import in &imports {
         println!("  {import}");
@@ -65,10 +60,7 @@ fn audit(path: &Path) -> Result<()> {
     for export in &exports {
         println!("  {export}");
     }
-    let foreign: Vec<&String> = imports
-        .iter()
-        .filter(|i| !i.starts_with(ALLOWED_IMPORT_PREFIX))
-        .collect();
+    let foreign: Vec<&String> = imports.iter().filter(|i| !i.starts_with(ALLOWED_IMPORT_PREFIX)).collect();
     if !foreign.is_empty() {
         bail!(
             "the component imports {} interface(s) outside {ALLOWED_IMPORT_PREFIX}*: {:?}. \

@@ -1,0 +1,588 @@
+//! The `skill_manage` tool execution path (seed 002): locate the winning skill, enforce
+//! ownership and read-before-write, lint and scan the content, then stage or write atomically.
+//! Every refusal is checked before the first write, so a refused call changes nothing.
+
+use crate::approval::{self, Change};
+use crate::config::Config;
+use crate::dedupe::{Candidate, Index};
+use crate::errors::ToolError;
+use crate::frontmatter::Value as Yaml;
+use crate::guards::ReadRegistry;
+use crate::host::{FsError, Host, Root};
+use crate::ledger::Ledger;
+use crate::lint::{self, Finding};
+use crate::skillfile::{self, SkillFile, meta};
+use crate::store::{Layout, ListCache, Location, Scope, Store, check_resource_path, fs_error};
+use crate::time;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Args {
+    pub action: String,
+    pub name: Option<String>,
+    pub scope: Option<String>,
+    pub description: Option<String>,
+    pub body: Option<String>,
+    pub content: Option<String>,
+    pub old_string: Option<String>,
+    pub new_string: Option<String>,
+    #[serde(default)]
+    pub replace_all: bool,
+    pub file_path: Option<String>,
+    pub reason: Option<String>,
+}
+
+/// What the tool needs besides the host: policy and the plugin's in-memory state.
+pub struct Context<'a> {
+    pub config: &'a Config,
+    pub session: &'a str,
+    pub agent: &'a str,
+    pub reads: &'a mut ReadRegistry,
+    pub cache: &'a mut ListCache,
+    pub ledger: &'a mut Ledger,
+    /// `writeApproval` after the runtime override (approval.json).
+    pub approval: bool,
+}
+
+pub fn run(host: &impl Host, cx: &mut Context, args_json: &str) -> Result<Value, ToolError> {
+    let args: Args = serde_json::from_str(args_json).map_err(|e| {
+        ToolError::new(
+            "invalid-args",
+            format!("the arguments are not valid for skill_manage: {e}"),
+            "pass a JSON object matching the tool's schema",
+        )
+    })?;
+    match args.action.as_str() {
+        "list" => list(host, cx),
+        "view" => view(host, cx, &args),
+        "create" => create(host, cx, &args),
+        "patch" => patch(host, cx, &args),
+        "edit" => edit(host, cx, &args),
+        "write_file" => write_file(host, cx, &args),
+        "remove_file" => remove_file(host, cx, &args),
+        "archive" => archive(host, cx, &args),
+        other => Err(ToolError::new(
+            "invalid-args",
+            format!("unknown action `{other}`"),
+            format!("use one of {}", crate::tools::ACTIONS.join(", ")),
+        )),
+    }
+}
+
+fn required<'a>(value: &'a Option<String>, field: &str, action: &str) -> Result<&'a str, ToolError> {
+    value.as_deref().ok_or_else(|| {
+        ToolError::new("invalid-args", format!("`{action}` needs `{field}`"), format!("add `{field}` to the arguments"))
+    })
+}
+
+fn skill_name(args: &Args) -> Result<&str, ToolError> {
+    let name = required(&args.name, "name", &args.action)?;
+    skillfile::check_name(name).map_err(|why| {
+        ToolError::new(
+            "invalid-name",
+            why,
+            "use 1–64 lowercase letters, digits and single hyphens, e.g. `deploy-with-docker`",
+        )
+        .with_details(json!({"name": name}))
+    })?;
+    Ok(name)
+}
+
+fn list(host: &impl Host, cx: &mut Context) -> Result<Value, ToolError> {
+    let (skills, warnings) = Store::new(host, cx.session).list(cx.cache);
+    let skills: Vec<Value> = skills
+        .iter()
+        .map(|s| {
+            json!({
+                "name": s.location.name,
+                "scope": s.location.scope.as_str(),
+                "layout": if s.location.layout == Layout::Package { "package" } else { "flat" },
+                "description": s.summary.description,
+                "owned": s.summary.owned,
+                "pinned": s.summary.pinned,
+                "status": s.summary.status,
+                "warnings": s.summary.warnings,
+            })
+        })
+        .collect();
+    Ok(json!({"skills": skills, "warnings": warnings}))
+}
+
+fn find(store: &Store<impl Host>, name: &str) -> Result<Location, ToolError> {
+    store.locate(name)?.ok_or_else(|| {
+        ToolError::new(
+            "not-found",
+            format!("no skill named `{name}` in either scope"),
+            "call skill_manage with action `list` to see the skills",
+        )
+        .with_details(json!({"name": name}))
+    })
+}
+
+fn view(host: &impl Host, cx: &mut Context, args: &Args) -> Result<Value, ToolError> {
+    let name = skill_name(args)?;
+    let store = Store::new(host, cx.session);
+    let location = find(&store, name)?;
+    let files = match location.layout {
+        Layout::Package => store.package_files(&location.root, name)?.into_iter().filter(|f| f != "SKILL.md").collect(),
+        Layout::Flat => Vec::new(),
+    };
+    let (path, bytes) = match &args.file_path {
+        Some(file) => {
+            check_resource_path(file)?;
+            let path = format!("{name}/{file}");
+            store.refuse_symlinks(&location.root, &path)?;
+            (path.clone(), store.read(&location.root, &path)?)
+        }
+        None => (location.path(), store.read(&location.root, &location.path())?),
+    };
+    let content = String::from_utf8(bytes)
+        .map_err(|_| ToolError::new("invalid-encoding", format!("`{path}` is not UTF-8 text"), "view another file"))?;
+    let (owned, warnings) = match SkillFile::parse(&content) {
+        Ok(skill) if args.file_path.is_none() => {
+            (skill.is_ours(), skill.validate(Some(name)).into_iter().map(|v| v.message).collect::<Vec<_>>())
+        }
+        Ok(_) => (false, Vec::new()),
+        Err(e) if args.file_path.is_none() => (false, vec![format!("cannot parse: {}", e.message)]),
+        Err(_) => (false, Vec::new()),
+    };
+    cx.reads.mark(cx.session, cx.agent, name);
+    Ok(json!({
+        "name": name,
+        "scope": location.scope.as_str(),
+        "path": path,
+        "content": content,
+        "files": files,
+        "owned": owned,
+        "warnings": warnings,
+    }))
+}
+
+/// The mutation guards: the winning skill exists, is ours, and this agent has read it.
+fn mutable(host: &impl Host, cx: &Context, name: &str) -> Result<(Location, Vec<u8>, SkillFile), ToolError> {
+    let store = Store::new(host, cx.session);
+    let location = find(&store, name)?;
+    let bytes = store.read(&location.root, &location.path())?;
+    let skill = SkillFile::parse_bytes(&bytes).ok().filter(SkillFile::is_ours).ok_or_else(|| {
+        ToolError::new(
+            "not-owned",
+            format!(
+                "the {} was not written by this plugin; bundled, installed and hand-written skills are read-only",
+                location.describe()
+            ),
+            "create a new class-level skill instead, or ask the operator to change this one",
+        )
+        .with_details(json!({"name": name, "scope": location.scope.as_str(), "path": location.path()}))
+    })?;
+    if !cx.reads.has_read(cx.session, cx.agent, name) {
+        return Err(ToolError::new(
+            "not-read",
+            format!("read `{name}` before changing it"),
+            format!("call skill_manage with {{\"action\":\"view\",\"name\":\"{name}\"}} first, then retry"),
+        )
+        .with_details(json!({"name": name, "read": cx.reads.read_by(cx.session, cx.agent)})));
+    }
+    Ok((location, bytes, skill))
+}
+
+/// Checks a whole SKILL.md before it is written: format, size, secrets. Returns the warnings.
+fn check_skill_text(skill: &SkillFile, name: &str, text: &str, limit: usize) -> Result<Vec<Finding>, ToolError> {
+    let violations = skill.validate(Some(name));
+    if !violations.is_empty() {
+        let details: Vec<Value> = violations.iter().map(|v| json!({"rule": v.rule, "message": v.message})).collect();
+        return Err(ToolError::new(
+            "invalid-frontmatter",
+            format!("the skill breaks the Agent Skills format: {}", violations[0].message),
+            "fix the listed rules; unknown settings belong under `metadata`",
+        )
+        .with_details(json!({"violations": details})));
+    }
+    check_size(text.len(), limit, "SKILL.md")?;
+    scan(text)?;
+    let mut warnings = lint::scan_destructive(text);
+    warnings.extend(lint::advise(skill.description().unwrap_or_default(), &skill.body));
+    Ok(warnings)
+}
+
+fn check_size(len: usize, limit: usize, what: &str) -> Result<(), ToolError> {
+    if len > limit {
+        return Err(ToolError::new(
+            "too-large",
+            format!("{what} would be {len} bytes; the limit is {limit}"),
+            "keep SKILL.md short and move detail into references/ files",
+        )
+        .with_details(json!({"bytes": len, "limit": limit})));
+    }
+    Ok(())
+}
+
+fn scan(text: &str) -> Result<(), ToolError> {
+    let secrets = lint::scan_secrets(text);
+    if secrets.is_empty() {
+        return Ok(());
+    }
+    let findings: Vec<Value> =
+        secrets.iter().map(|f| json!({"rule": f.rule, "line": f.line, "message": f.message})).collect();
+    Err(ToolError::new(
+        "secret-found",
+        format!("the content holds {} credential(s) ({}); nothing was written", secrets.len(), secrets[0].rule),
+        "remove the secret and refer to it by name instead, e.g. `$GITHUB_TOKEN` from the environment",
+    )
+    .with_details(json!({"findings": findings})))
+}
+
+fn warnings_json(findings: &[Finding]) -> Vec<Value> {
+    findings
+        .iter()
+        .map(|f| json!({"rule": f.rule, "severity": f.severity.as_str(), "line": f.line, "message": f.message}))
+        .collect()
+}
+
+/// Stages or writes `bytes` (None: remove) at `path`; records the read and the use.
+#[allow(clippy::too_many_arguments)]
+fn commit(
+    host: &impl Host,
+    cx: &mut Context,
+    operation: &str,
+    name: &str,
+    scope: Scope,
+    root: &Root,
+    path: &str,
+    old: Option<&[u8]>,
+    new: Option<&[u8]>,
+    reason: &str,
+) -> Result<Value, ToolError> {
+    let store = Store::new(host, cx.session);
+    store.refuse_symlinks(root, path)?;
+    let result = if cx.approval {
+        let change =
+            Change { operation, skill: name, scope, session: cx.session, agent: cx.agent, path, old, new, reason };
+        let manifest = approval::stage(host, &change)?;
+        json!({
+            "status": "staged",
+            "id": manifest.id,
+            "path": path,
+            "scope": scope.as_str(),
+            "diff": approval::unified_diff(path, old, new),
+            "note": "an operator must approve this write (/skills approve ID) before it takes effect",
+        })
+    } else {
+        match new {
+            Some(bytes) => store.write_atomic(root, path, bytes)?,
+            None => {
+                host.remove_file(root, path).map_err(|e| fs_error(e, path))?;
+                if let Some((dir, _)) = path.rsplit_once('/') {
+                    store.remove_empty_dirs(root, dir);
+                }
+            }
+        }
+        cx.cache.forget(root, path);
+        json!({"status": "written", "path": path, "scope": scope.as_str()})
+    };
+    let now = host.now_ms();
+    cx.reads.mark(cx.session, cx.agent, name);
+    if operation == "create" {
+        cx.ledger.record_created(name, now);
+    }
+    cx.ledger.record_use(name, now);
+    if let Err(err) = cx.ledger.save(host) {
+        host.log(crate::host::Level::Warn, &format!("could not save the ledger: {err}"));
+    }
+    Ok(result)
+}
+
+fn with_warnings(mut result: Value, warnings: &[Finding]) -> Value {
+    result["warnings"] = Value::Array(warnings_json(warnings));
+    result
+}
+
+fn create(host: &impl Host, cx: &mut Context, args: &Args) -> Result<Value, ToolError> {
+    let name = skill_name(args)?;
+    let description = required(&args.description, "description", "create")?;
+    let body = args.body.as_deref().unwrap_or_default();
+    let scope = match args.scope.as_deref() {
+        None | Some("user") => Scope::User,
+        Some("project") => Scope::Project,
+        Some(other) => {
+            return Err(ToolError::new("invalid-args", format!("unknown scope `{other}`"), "use `user` or `project`"));
+        }
+    };
+    let store = Store::new(host, cx.session);
+    let root = store.root_of(scope).ok_or_else(|| {
+        ToolError::new(
+            "no-scope",
+            format!("the {} skills folder is not available in this session", scope.as_str()),
+            "create the skill in the other scope",
+        )
+    })?;
+    if let Some(existing) = store.locate(name)? {
+        return Err(ToolError::new(
+            "exists",
+            format!("the {} already exists", existing.describe()),
+            format!("view `{name}` and patch it instead of creating a new one"),
+        )
+        .with_details(json!({"name": name, "scope": existing.scope.as_str()})));
+    }
+    store.refuse_symlinks(&root, name)?;
+    let (listed, _) = store.list(cx.cache);
+    let candidates: Vec<Candidate> = listed
+        .iter()
+        .map(|l| Candidate { name: l.location.name.clone(), description: l.summary.description.clone() })
+        .collect();
+    let closest = Index::new(&candidates).closest(&Candidate { name: name.into(), description: description.into() }, 3);
+    if closest.first().is_some_and(|m| m.score >= cx.config.duplicate_threshold) {
+        let list: Vec<Value> = closest.iter().map(|m| json!({"name": m.name, "score": m.score})).collect();
+        return Err(ToolError::new(
+            "duplicate",
+            format!("`{name}` looks like a duplicate of `{}` (similarity {:.2})", closest[0].name, closest[0].score),
+            format!("view `{}` and patch it instead; one class-level skill per lesson", closest[0].name),
+        )
+        .with_details(json!({"closest": list, "threshold": cx.config.duplicate_threshold})));
+    }
+    let mut skill = SkillFile {
+        fields: vec![("name".into(), Yaml::str(name)), ("description".into(), Yaml::str(description))],
+        body: if body.is_empty() || body.ends_with('\n') { body.to_string() } else { format!("{body}\n") },
+    };
+    skill.stamp(&time::iso(host.now_ms()));
+    let text = skill.to_text();
+    let warnings = check_skill_text(&skill, name, &text, cx.config.limits.skill_bytes)?;
+    let path = format!("{name}/SKILL.md");
+    let reason = args.reason.as_deref().unwrap_or_default();
+    let result = commit(host, cx, "create", name, scope, &root, &path, None, Some(text.as_bytes()), reason)?;
+    Ok(with_warnings(result, &warnings))
+}
+
+fn replace_checked(text: &str, old: &str, new: &str, replace_all: bool) -> Result<String, ToolError> {
+    if old.is_empty() {
+        return Err(ToolError::new(
+            "invalid-args",
+            "`old_string` is empty",
+            "copy the exact text to replace from `view`",
+        ));
+    }
+    let count = text.matches(old).count();
+    match count {
+        0 => Err(ToolError::new(
+            "no-match",
+            "`old_string` does not occur in the skill",
+            "view the skill again and copy the exact text, including whitespace",
+        )),
+        1 => Ok(text.replacen(old, new, 1)),
+        _ if replace_all => Ok(text.replace(old, new)),
+        n => Err(ToolError::new(
+            "ambiguous",
+            format!("`old_string` occurs {n} times"),
+            "include more surrounding text so it is unique, or set replace_all",
+        )
+        .with_details(json!({"occurrences": n}))),
+    }
+}
+
+/// Re-reads changed text as a skill that must keep its name; re-stamps it.
+fn restamp(host: &impl Host, text: &str, name: &str, previous: &SkillFile) -> Result<(SkillFile, String), ToolError> {
+    let mut skill = SkillFile::parse(text).map_err(|e| {
+        ToolError::new(
+            "invalid-frontmatter",
+            format!("the result is not a valid SKILL.md: {}", e.message),
+            "keep the `---` frontmatter intact",
+        )
+        .with_details(json!({"line": e.line}))
+    })?;
+    if skill.name() != Some(name) {
+        return Err(ToolError::new(
+            "invalid-frontmatter",
+            format!("the change renames `{name}`; a skill keeps its name"),
+            "create a new skill for a new name",
+        ));
+    }
+    for key in [meta::CREATED_AT, meta::VERSION, meta::PINNED, meta::STATUS] {
+        if let (None, Some(value)) = (skill.meta(key), previous.meta(key)) {
+            skill.set_meta(key, &value);
+        }
+    }
+    skill.stamp(&time::iso(host.now_ms()));
+    let text = skill.to_text();
+    Ok((skill, text))
+}
+
+fn patch(host: &impl Host, cx: &mut Context, args: &Args) -> Result<Value, ToolError> {
+    let name = skill_name(args)?;
+    let old_string = required(&args.old_string, "old_string", "patch")?;
+    let new_string = required(&args.new_string, "new_string", "patch")?;
+    let (location, bytes, previous) = mutable(host, cx, name)?;
+    let current = String::from_utf8_lossy(&bytes);
+    let patched = replace_checked(&current, old_string, new_string, args.replace_all)?;
+    let (skill, text) = restamp(host, &patched, name, &previous)?;
+    let warnings = check_skill_text(&skill, name, &text, cx.config.limits.skill_bytes)?;
+    let reason = args.reason.as_deref().unwrap_or_default();
+    let path = location.path();
+    let result = commit(
+        host,
+        cx,
+        "patch",
+        name,
+        location.scope,
+        &location.root,
+        &path,
+        Some(&bytes),
+        Some(text.as_bytes()),
+        reason,
+    )?;
+    Ok(with_warnings(result, &warnings))
+}
+
+fn edit(host: &impl Host, cx: &mut Context, args: &Args) -> Result<Value, ToolError> {
+    let name = skill_name(args)?;
+    let content = required(&args.content, "content", "edit")?;
+    check_size(content.len(), cx.config.limits.skill_bytes, "SKILL.md")?;
+    let (location, bytes, previous) = mutable(host, cx, name)?;
+    let (skill, text) = restamp(host, content, name, &previous)?;
+    let warnings = check_skill_text(&skill, name, &text, cx.config.limits.skill_bytes)?;
+    let reason = args.reason.as_deref().unwrap_or_default();
+    let path = location.path();
+    let result = commit(
+        host,
+        cx,
+        "edit",
+        name,
+        location.scope,
+        &location.root,
+        &path,
+        Some(&bytes),
+        Some(text.as_bytes()),
+        reason,
+    )?;
+    Ok(with_warnings(result, &warnings))
+}
+
+fn package(location: &Location) -> Result<(), ToolError> {
+    if location.layout == Layout::Flat {
+        return Err(ToolError::new(
+            "not-a-package",
+            format!("`{}` is a flat skill ({}) and cannot hold supporting files", location.name, location.path()),
+            "put the material in the skill body instead",
+        ));
+    }
+    Ok(())
+}
+
+fn write_file(host: &impl Host, cx: &mut Context, args: &Args) -> Result<Value, ToolError> {
+    let name = skill_name(args)?;
+    let file = required(&args.file_path, "file_path", "write_file")?;
+    let content = required(&args.content, "content", "write_file")?;
+    check_resource_path(file)?;
+    let (location, _, _) = mutable(host, cx, name)?;
+    package(&location)?;
+    check_size(content.len(), cx.config.limits.file_bytes, file)?;
+    scan(content)?;
+    let warnings = lint::scan_destructive(content);
+    let path = format!("{name}/{file}");
+    let old = match host.read(&location.root, &path) {
+        Ok(bytes) => Some(bytes),
+        Err(FsError::NotFound) => None,
+        Err(err) => return Err(fs_error(err, &path)),
+    };
+    let reason = args.reason.as_deref().unwrap_or_default();
+    let result = commit(
+        host,
+        cx,
+        "write_file",
+        name,
+        location.scope,
+        &location.root,
+        &path,
+        old.as_deref(),
+        Some(content.as_bytes()),
+        reason,
+    )?;
+    Ok(with_warnings(result, &warnings))
+}
+
+fn remove_file(host: &impl Host, cx: &mut Context, args: &Args) -> Result<Value, ToolError> {
+    let name = skill_name(args)?;
+    let file = required(&args.file_path, "file_path", "remove_file")?;
+    check_resource_path(file)?;
+    let (location, _, _) = mutable(host, cx, name)?;
+    package(&location)?;
+    let path = format!("{name}/{file}");
+    Store::new(host, cx.session).refuse_symlinks(&location.root, &path)?;
+    let old = host.read(&location.root, &path).map_err(|e| fs_error(e, &path))?;
+    let reason = args.reason.as_deref().unwrap_or_default();
+    commit(host, cx, "remove_file", name, location.scope, &location.root, &path, Some(&old), None, reason)
+}
+
+/// Moves a skill into `archive/` in the state root (never deletes). Not staged: it is
+/// reversible with `/skills restore`.
+fn archive(host: &impl Host, cx: &mut Context, args: &Args) -> Result<Value, ToolError> {
+    let name = skill_name(args)?;
+    let (location, _, skill) = mutable(host, cx, name)?;
+    if skill.is_pinned() {
+        return Err(ToolError::new("pinned", format!("`{name}` is pinned"), "ask the operator to unpin it first"));
+    }
+    let reason = args.reason.as_deref().unwrap_or("archived by the agent");
+    let archived = archive_location(host, cx.session, &location, reason)?;
+    cx.cache.forget(&location.root, &location.path());
+    Ok(json!({"status": "archived", "name": name, "archive": archived}))
+}
+
+/// Copies a skill into `archive/<name>-<time>/` with a note, then removes the original.
+/// A failed copy removes what it copied and leaves the skill in place.
+pub fn archive_location(
+    host: &impl Host,
+    session: &str,
+    location: &Location,
+    reason: &str,
+) -> Result<String, ToolError> {
+    let store = Store::new(host, session);
+    let now = host.now_ms();
+    let folder = format!("archive/{}-{now}", location.name);
+    let files: Vec<(String, String)> = match location.layout {
+        Layout::Package => store
+            .package_files(&location.root, &location.name)?
+            .into_iter()
+            .map(|f| (format!("{}/{f}", location.name), format!("{folder}/{f}")))
+            .collect(),
+        Layout::Flat => vec![(location.path(), format!("{folder}/SKILL.md"))],
+    };
+    let note = json!({
+        "name": location.name,
+        "scope": location.scope.as_str(),
+        "layout": if location.layout == Layout::Package { "package" } else { "flat" },
+        "session": session,
+        "archivedAt": time::iso(now),
+        "reason": reason,
+    });
+    let mut copied: Vec<String> = Vec::new();
+    let mut copy = || -> Result<(), ToolError> {
+        for (from, to) in &files {
+            let bytes = store.read(&location.root, from)?;
+            host.write(&Root::State, to, &bytes, crate::host::WriteMode::CreateNew).map_err(|e| fs_error(e, to))?;
+            copied.push(to.clone());
+        }
+        let note_path = format!("{folder}/archived.json");
+        host.write(&Root::State, &note_path, note.to_string().as_bytes(), crate::host::WriteMode::CreateNew)
+            .map_err(|e| fs_error(e, &note_path))?;
+        copied.push(note_path);
+        Ok(())
+    };
+    if let Err(err) = copy() {
+        for path in &copied {
+            let _ = host.remove_file(&Root::State, path);
+        }
+        for (_, to) in &files {
+            if let Some((dir, _)) = to.rsplit_once('/') {
+                store.remove_empty_dirs(&Root::State, dir);
+            }
+        }
+        return Err(err);
+    }
+    for (from, _) in &files {
+        host.remove_file(&location.root, from).map_err(|e| fs_error(e, from))?;
+        if let Some((dir, _)) = from.rsplit_once('/') {
+            store.remove_empty_dirs(&location.root, dir);
+        }
+    }
+    Ok(folder)
+}

@@ -1,0 +1,309 @@
+//! The skill_manage tool through the real component: the happy path, staged approval, and a
+//! table of bad inputs each refused with its code and a byte-for-byte unchanged filesystem.
+
+mod common;
+
+use common::{TestHost, all_services, host, snapshot};
+use serde_json::{Value, json};
+
+fn ready(config: &str) -> TestHost {
+    let mut h = host();
+    h.plugin.init(config, &all_services()).unwrap().unwrap();
+    h
+}
+
+fn create(h: &mut TestHost, name: &str, description: &str, body: &str) -> Value {
+    h.skill("s1", json!({"action": "create", "name": name, "description": description, "body": body})).unwrap()
+}
+
+#[test]
+fn create_view_patch_edit_files_and_archive() {
+    let mut h = ready("{}");
+    let out = create(
+        &mut h,
+        "pdf-tables",
+        "Extract tables from PDF files with pdfplumber. Use when a PDF is given.",
+        "# PDF tables\n\nUse pdfplumber.\n",
+    );
+    assert_eq!(out["status"], "written");
+    let text = std::fs::read_to_string(h.user_skills().join("pdf-tables/SKILL.md")).unwrap();
+    assert!(text.starts_with("---\nname: pdf-tables\ndescription: Extract tables"), "{text}");
+    assert!(text.contains("authored-by: self-evolve") && text.contains("version: \"1\""), "{text}");
+
+    // The creator has read it (a successful write marks the read); another agent has not.
+    let err = h
+        .skill_as(
+            "s1",
+            "other",
+            json!({"action": "patch", "name": "pdf-tables", "old_string": "pdfplumber.\n", "new_string": "x"}),
+        )
+        .unwrap_err();
+    assert_eq!(err["code"], "not-read");
+    let out = h
+        .skill("s1", json!({"action": "patch", "name": "pdf-tables", "old_string": "Use pdfplumber.", "new_string": "Use pdfplumber; camelot for lattice tables."}))
+        .unwrap();
+    assert_eq!(out["status"], "written");
+    let text = std::fs::read_to_string(h.user_skills().join("pdf-tables/SKILL.md")).unwrap();
+    assert!(text.contains("camelot") && text.contains("version: \"2\""), "{text}");
+
+    let view = h.skill("s1", json!({"action": "view", "name": "pdf-tables"})).unwrap();
+    assert_eq!(view["owned"], true);
+    assert_eq!(view["scope"], "user");
+
+    h.skill("s1", json!({"action": "write_file", "name": "pdf-tables", "file_path": "references/camelot.md", "content": "# Camelot\n"}))
+        .unwrap();
+    let view = h.skill("s1", json!({"action": "view", "name": "pdf-tables"})).unwrap();
+    assert_eq!(view["files"], json!(["references/camelot.md"]));
+    let file =
+        h.skill("s1", json!({"action": "view", "name": "pdf-tables", "file_path": "references/camelot.md"})).unwrap();
+    assert_eq!(file["content"], "# Camelot\n");
+    h.skill("s1", json!({"action": "remove_file", "name": "pdf-tables", "file_path": "references/camelot.md"}))
+        .unwrap();
+    assert!(!h.user_skills().join("pdf-tables/references").exists(), "empty folders go too");
+
+    let edited = text.replace("camelot for lattice tables", "camelot for lattice PDFs");
+    h.skill("s1", json!({"action": "edit", "name": "pdf-tables", "content": edited})).unwrap();
+    let text = std::fs::read_to_string(h.user_skills().join("pdf-tables/SKILL.md")).unwrap();
+    assert!(text.contains("lattice PDFs") && text.contains("version: \"3\""), "{text}");
+
+    let list = h.skill("s1", json!({"action": "list"})).unwrap();
+    assert_eq!(list["skills"][0]["name"], "pdf-tables");
+    assert_eq!(list["skills"][0]["owned"], true);
+
+    let out = h.skill("s1", json!({"action": "archive", "name": "pdf-tables"})).unwrap();
+    assert_eq!(out["status"], "archived");
+    assert!(!h.user_skills().join("pdf-tables").exists());
+    let archived = h.state_dir().join(out["archive"].as_str().unwrap());
+    assert!(archived.join("SKILL.md").is_file() && archived.join("archived.json").is_file());
+
+    let usage: Value = serde_json::from_slice(&std::fs::read(h.state_dir().join("usage.json")).unwrap()).unwrap();
+    assert!(usage["skills"]["pdf-tables"]["uses"].as_u64().unwrap() >= 4, "{usage}");
+}
+
+#[test]
+fn a_skill_load_seen_in_tool_results_registers_the_read() {
+    let mut h = ready("{}");
+    create(&mut h, "git-commits", "How to write commit messages here. Use when committing.", "Imperative subject.\n");
+    let patch = json!({"action": "patch", "name": "git-commits", "old_string": "Imperative", "new_string": "Short, imperative"});
+    assert_eq!(h.skill_as("s1", "helper", patch.clone()).unwrap_err()["code"], "not-read");
+    let mut ctx = self_evolve_host::user_context("s1");
+    ctx.agent = "helper".into();
+    let event = self_evolve_host::plugin::ToolEvent {
+        tool: "skill".into(),
+        args_json: r#"{"name":"git-commits"}"#.into(),
+        ok: true,
+        output: "…skill text…".into(),
+    };
+    h.plugin.tool_result(&ctx, &event).unwrap();
+    assert_eq!(h.skill_as("s1", "helper", patch).unwrap()["status"], "written");
+}
+
+#[test]
+fn with_approval_on_writes_are_staged_with_a_diff_until_approved() {
+    let mut h = ready(r#"{"writeApproval": true}"#);
+    let out = create(
+        &mut h,
+        "docker-deploy",
+        "Deploy the web app to staging with docker compose. Use when deploying.",
+        "Run compose.\n",
+    );
+    assert_eq!(out["status"], "staged");
+    assert!(!h.user_skills().join("docker-deploy").exists(), "nothing written before approval");
+    let id = out["id"].as_str().unwrap();
+    let pending = h.state_dir().join("pending").join(id);
+    assert!(pending.join("manifest.json").is_file() && pending.join("change.diff").is_file());
+    assert!(out["diff"].as_str().unwrap().contains("+++ b/docker-deploy/SKILL.md"));
+}
+
+/// Sets up a library with one owned skill (read by `main`) and one hand-written skill.
+fn library() -> TestHost {
+    let mut h = ready("{}");
+    create(
+        &mut h,
+        "owned-skill",
+        "Format release notes for the changelog. Use when releasing.",
+        "Step one.\nStep one.\n",
+    );
+    h.hand_written("hand-made", "A skill someone wrote by hand. Use when testing.");
+    h.skill("s1", json!({"action": "view", "name": "hand-made"})).unwrap();
+    h
+}
+
+#[test]
+fn every_refusal_has_its_code_and_changes_nothing() {
+    let big_body = "x".repeat(2 * 1024 * 1024);
+    let bomb = "---\nname: bomb\ndescription: &a [x, x]\nmetadata: *a\n---\n";
+    let secret = format!("token = {}{}", "ghp_", "aB3dE5fG7hJ9kLmN2pQ4rS6tU8vW0xYz1234");
+    let cases: Vec<(&str, Value, &str)> = vec![
+        ("traversal name", json!({"action": "create", "name": "../x", "description": "d"}), "invalid-name"),
+        ("absolute name", json!({"action": "create", "name": "/abs", "description": "d"}), "invalid-name"),
+        ("uppercase", json!({"action": "create", "name": "Upper", "description": "d"}), "invalid-name"),
+        ("65 characters", json!({"action": "create", "name": "a".repeat(65), "description": "d"}), "invalid-name"),
+        ("empty description", json!({"action": "create", "name": "fresh", "description": ""}), "invalid-frontmatter"),
+        (
+            "2 MiB body",
+            json!({"action": "create", "name": "fresh", "description": "Big. Use when big.", "body": big_body}),
+            "too-large",
+        ),
+        (
+            "secret in body",
+            json!({"action": "create", "name": "fresh", "description": "Use when x.", "body": secret}),
+            "secret-found",
+        ),
+        ("existing name", json!({"action": "create", "name": "owned-skill", "description": "Another"}), "exists"),
+        (
+            "unclosed frontmatter",
+            json!({"action": "edit", "name": "owned-skill", "content": "---\nname: owned-skill\n"}),
+            "invalid-frontmatter",
+        ),
+        ("alias bomb", json!({"action": "edit", "name": "owned-skill", "content": bomb}), "invalid-frontmatter"),
+        (
+            "rename by edit",
+            json!({"action": "edit", "name": "owned-skill", "content": "---\nname: other\ndescription: d\n---\n"}),
+            "invalid-frontmatter",
+        ),
+        (
+            "patch missing",
+            json!({"action": "patch", "name": "owned-skill", "old_string": "nowhere", "new_string": "x"}),
+            "no-match",
+        ),
+        (
+            "patch ambiguous",
+            json!({"action": "patch", "name": "owned-skill", "old_string": "Step one.", "new_string": "x"}),
+            "ambiguous",
+        ),
+        (
+            "hand-written",
+            json!({"action": "patch", "name": "hand-made", "old_string": "# hand-made", "new_string": "x"}),
+            "not-owned",
+        ),
+        (
+            "unknown skill",
+            json!({"action": "patch", "name": "ghost", "old_string": "a", "new_string": "b"}),
+            "not-found",
+        ),
+        (
+            "traversal file",
+            json!({"action": "write_file", "name": "owned-skill", "file_path": "../../escape.md", "content": "x"}),
+            "invalid-path",
+        ),
+        (
+            "file outside folders",
+            json!({"action": "write_file", "name": "owned-skill", "file_path": "notes.md", "content": "x"}),
+            "invalid-path",
+        ),
+        (
+            "secret in file",
+            json!({"action": "write_file", "name": "owned-skill", "file_path": "scripts/run.sh", "content": secret}),
+            "secret-found",
+        ),
+        ("unknown field", json!({"action": "create", "name": "x", "description": "d", "bogus": 1}), "invalid-args"),
+        ("unknown action", json!({"action": "delete", "name": "owned-skill"}), "invalid-args"),
+    ];
+    let mut h = library();
+    for (what, args, code) in cases {
+        let before = snapshot(h.home.path());
+        let err = h.skill("s1", args).expect_err(what);
+        assert_eq!(err["code"], code, "{what}: {err}");
+        assert!(!err["message"].as_str().unwrap().is_empty() && !err["hint"].as_str().unwrap().is_empty(), "{what}");
+        assert_eq!(snapshot(h.home.path()), before, "{what}: the filesystem changed");
+    }
+}
+
+#[test]
+fn a_write_before_a_read_is_refused() {
+    let mut h = library();
+    let before = snapshot(h.home.path());
+    let err = h
+        .skill_as(
+            "s1",
+            "newcomer",
+            json!({"action": "patch", "name": "owned-skill", "old_string": "releasing", "new_string": "shipping"}),
+        )
+        .unwrap_err();
+    assert_eq!(err["code"], "not-read");
+    assert_eq!(snapshot(h.home.path()), before);
+}
+
+#[test]
+fn non_utf8_and_symlinked_skill_folders_are_refused() {
+    let mut h = library();
+    // Non-UTF-8 bytes in a skill we own: reading it as a skill fails, so it is not mutable.
+    let path = h.user_skills().join("owned-skill/SKILL.md");
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes.extend_from_slice(b"\xff\xfe\n");
+    std::fs::write(&path, &bytes).unwrap();
+    let before = snapshot(h.home.path());
+    let err = h
+        .skill("s1", json!({"action": "patch", "name": "owned-skill", "old_string": "Step", "new_string": "x"}))
+        .unwrap_err();
+    assert_eq!(err["code"], "not-owned");
+    assert_eq!(snapshot(h.home.path()), before);
+
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(outside.path().join("linked")).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("linked"), h.user_skills().join("linked")).unwrap();
+    let before = snapshot(h.home.path());
+    let outside_before = snapshot(outside.path());
+    let err = h
+        .skill("s1", json!({"action": "create", "name": "linked", "description": "Symlinked. Use when linking."}))
+        .unwrap_err();
+    assert_eq!(err["code"], "symlink", "{err}");
+    assert_eq!(snapshot(h.home.path()), before);
+    assert_eq!(snapshot(outside.path()), outside_before);
+}
+
+#[test]
+fn duplicates_are_refused_with_the_closest_skills() {
+    let mut h = ready("{}");
+    create(
+        &mut h,
+        "docker-deploy",
+        "Deploy the web app to the staging server with docker compose, then check the health endpoint.",
+        "x\n",
+    );
+    create(
+        &mut h,
+        "python-style",
+        "Python code style for this team: formatting, imports and naming. Use when writing Python.",
+        "x\n",
+    );
+    let before = snapshot(h.home.path());
+    let err = h
+        .skill("s1", json!({"action": "create", "name": "deploy-with-docker", "description": "Deploying the web application to staging using docker compose and checking the health endpoint."}))
+        .unwrap_err();
+    assert_eq!(err["code"], "duplicate");
+    assert_eq!(err["details"]["closest"][0]["name"], "docker-deploy");
+    assert_eq!(snapshot(h.home.path()), before);
+    // Sharing common words is fine.
+    create(
+        &mut h,
+        "rust-style",
+        "Rust code style for this team: rustfmt and clippy lints. Use when writing Rust.",
+        "x\n",
+    );
+}
+
+#[test]
+fn approve_after_drift_is_refused_and_keeps_the_staged_write() {
+    let mut h = ready(r#"{"writeApproval": false}"#);
+    create(&mut h, "owned-skill", "Format release notes for the changelog. Use when releasing.", "Step one.\n");
+    std::fs::write(h.state_dir().join("approval.json"), r#"{"enabled": true}"#).unwrap();
+    let out = h
+        .skill(
+            "s1",
+            json!({"action": "patch", "name": "owned-skill", "old_string": "Step one.", "new_string": "Step two."}),
+        )
+        .unwrap();
+    assert_eq!(out["status"], "staged", "approval.json overrides the config at run time");
+    // Drift: the file changes after staging. (Approval through /skills arrives with the command issue.)
+    let target = h.user_skills().join("owned-skill/SKILL.md");
+    let mut text = std::fs::read_to_string(&target).unwrap();
+    text.push_str("edited by hand\n");
+    std::fs::write(&target, &text).unwrap();
+    let manifest: Value = serde_json::from_slice(
+        &std::fs::read(h.state_dir().join("pending").join(out["id"].as_str().unwrap()).join("manifest.json")).unwrap(),
+    )
+    .unwrap();
+    assert_ne!(manifest["baseSha256"], Value::Null);
+}
