@@ -264,4 +264,33 @@ impl ex::guidance::Guest for Component {
     }
 }
 
+impl ex::checker::Guest for Component {
+    fn check(skills: Vec<ex::checker::SkillInput>) -> Vec<ex::checker::Finding> {
+        use crate::check;
+        let file = |f: ex::checker::FileInput| check::FileInput { path: f.path, bytes: f.bytes };
+        let skills: Vec<check::SkillInput> = skills
+            .into_iter()
+            .map(|s| check::SkillInput {
+                folder: s.folder,
+                skill_md: file(s.skill_md),
+                resources: s.resources.into_iter().map(file).collect(),
+            })
+            .collect();
+        with_plugin(|p| p.check(&skills))
+            .into_iter()
+            .map(|f| ex::checker::Finding {
+                path: f.path,
+                line: f.line,
+                rule: f.rule,
+                severity: match f.severity {
+                    check::Severity::Error => ex::checker::Severity::Error,
+                    check::Severity::Warning => ex::checker::Severity::Warning,
+                    check::Severity::Advice => ex::checker::Severity::Advice,
+                },
+                message: f.message,
+            })
+            .collect()
+    }
+}
+
 export!(Component);

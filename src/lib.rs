@@ -3,6 +3,7 @@
 
 pub mod api;
 pub mod approval;
+pub mod check;
 pub mod config;
 pub mod dedupe;
 pub mod errors;

@@ -225,6 +225,12 @@ impl<H: Host> Plugin<H> {
         }
     }
 
+    /// Offline checks (the `checker` export); uses the configured duplicate threshold.
+    pub fn check(&self, skills: &[crate::check::SkillInput]) -> Vec<crate::check::Finding> {
+        let threshold = self.config().map_or(Config::default().duplicate_threshold, |c| c.duplicate_threshold);
+        crate::check::check(skills, threshold)
+    }
+
     pub fn guidance(&self) -> Option<String> {
         let active = self.state.as_ref()?;
         active.services.iter().any(|s| s == "system-prompt").then(crate::guidance::section)

@@ -6,7 +6,7 @@ use crate::state::HostState;
 
 wasmtime::component::bindgen!({ world: "plugin", path: "../wit" });
 
-pub use exports::self_evolve::plugin::{events, lifecycle, tools};
+pub use exports::self_evolve::plugin::{checker, events, lifecycle, tools};
 pub use self_evolve::plugin::{clock, fs, http, log, subagent, types};
 
 pub fn root(root: &fs::Root) -> fscap::RootRef {

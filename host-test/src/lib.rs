@@ -12,6 +12,7 @@
 
 pub mod bindings;
 pub mod caps;
+pub mod cli;
 pub mod engine;
 pub mod plugin;
 pub mod sandbox;

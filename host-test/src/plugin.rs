@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use wasmtime::component::Linker;
 
+pub use bindings::checker::{FileInput, Finding, Severity, SkillInput};
 pub use bindings::events::{ActivationResult, ActivationStatus, ToolEvent, TurnStatus};
 pub use bindings::lifecycle::{ConfigError, InitReport, Part, PartState};
 pub use bindings::tools::ToolSpec;
@@ -207,6 +208,10 @@ impl Plugin {
     pub fn command(&mut self, ctx: &CallContext, args: &str) -> Result<Result<String, String>, CallError> {
         self.note(ctx);
         self.guarded("command.run", |b, s| b.self_evolve_plugin_command().call_run(s, ctx, args))
+    }
+
+    pub fn check(&mut self, skills: &[SkillInput]) -> Result<Vec<Finding>, CallError> {
+        self.guarded("checker.check", |b, s| b.self_evolve_plugin_checker().call_check(s, skills))
     }
 
     pub fn guidance(&mut self) -> Result<Option<String>, CallError> {

@@ -24,10 +24,13 @@ enum Command {
         #[arg(long)]
         init: bool,
     },
-    /// Check skill folders with the plugin's parser, validator, scanner and dedupe. (Not built yet.)
+    /// Check skill folders with the plugin's parser, validator, scanner and dedupe.
+    /// Exits 1 on errors (format violations, credentials); warnings and advice leave it 0.
     Check {
+        /// One skill (a folder holding SKILL.md) or a folder of skills.
         #[arg(required = true)]
         dirs: Vec<PathBuf>,
+        /// One JSON object per finding: path, line, rule, severity, message.
         #[arg(long)]
         json: bool,
     },
@@ -88,7 +91,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
             println!("{}", serde_json::to_string_pretty(&value)?);
             Ok(ExitCode::SUCCESS)
         }
-        Command::Check { .. } => not_built("check"),
+        Command::Check { dirs, json } => {
+            let mut plugin = Plugin::load(&cli.wasm, HostConfig::default())?;
+            let failed = self_evolve_host::cli::check::run(&mut plugin, &dirs, json)?;
+            Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+        }
         Command::Skills { .. } => not_built("skills"),
         Command::GateStats { .. } => not_built("gate-stats"),
         Command::Replay { .. } => not_built("replay"),

@@ -1,0 +1,3 @@
+//! The CLI subcommands that are more than a few lines.
+
+pub mod check;
