@@ -2,7 +2,7 @@
 //! description limit as a warning, as published skills exceed it), credentials as errors,
 //! destructive idioms, advice and near-duplicates as warnings.
 
-use crate::dedupe::{Candidate, Index};
+use crate::dedupe::{Candidate, Index, Terms, Vocabulary};
 use crate::lint::{self, Severity as LintSeverity};
 use crate::skillfile::SkillFile;
 
@@ -78,20 +78,24 @@ pub fn check(skills: &[SkillInput], duplicate_threshold: f64) -> Vec<Finding> {
             out.extend(lint::scan_destructive(&text).iter().map(|f| from_lint(&file.path, f)));
         }
     }
-    // Each pair once: score every skill against the ones before it.
-    for i in 1..candidates.len() {
-        let earlier: Vec<Candidate> = candidates[..i].iter().map(|(_, c)| c.clone()).collect();
-        let index = Index::new(&earlier);
-        for m in index.closest(&candidates[i].1, 3) {
-            if m.score >= duplicate_threshold {
+    // Each pair once: every skill against all, reporting a pair on the later skill.
+    let mut vocabulary = Vocabulary::default();
+    let terms: Vec<Terms> =
+        candidates.iter().map(|(_, c)| Terms::of(&mut vocabulary, &c.name, &c.description)).collect();
+    let entries: Vec<(&str, &Terms)> = candidates.iter().zip(&terms).map(|((_, c), t)| (c.name.as_str(), t)).collect();
+    let index = Index::from_terms(&vocabulary, &entries);
+    for (i, (path, candidate)) in candidates.iter().enumerate() {
+        for m in index.closest(&vocabulary, &candidate.name, &candidate.description, 4) {
+            let earlier = candidates[..i].iter().any(|(_, c)| c.name == m.name);
+            if earlier && m.score >= duplicate_threshold {
                 out.push(finding(
-                    &candidates[i].0,
+                    path,
                     1,
                     "near-duplicate",
                     Severity::Warning,
                     format!(
                         "`{}` is similar to `{}` (score {:.2}); consider merging them",
-                        candidates[i].1.name, m.name, m.score
+                        candidate.name, m.name, m.score
                     ),
                 ));
             }

@@ -2,7 +2,7 @@
 //! weighted by how rare they are in the library, so reworded twins score high and skills that
 //! only share common words score low.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeSet, HashMap};
 
 /// Words that carry no topic.
 const STOPWORDS: &[&str] = &[
@@ -62,59 +62,122 @@ fn name_terms(name: &str) -> BTreeSet<String> {
     terms(&name.replace('-', " "))
 }
 
-/// Scores a proposed skill against every existing one; best first, at most `limit`.
-pub struct Index {
-    entries: Vec<(String, BTreeSet<String>, BTreeSet<String>)>,
-    document_frequency: BTreeMap<String, usize>,
+/// Interned terms: each distinct term gets a small id, so scoring compares sorted id lists.
+#[derive(Default)]
+pub struct Vocabulary {
+    ids: HashMap<String, u32>,
 }
 
-impl Index {
-    pub fn new(existing: &[Candidate]) -> Index {
-        let mut document_frequency: BTreeMap<String, usize> = BTreeMap::new();
-        let entries: Vec<_> = existing
-            .iter()
-            .map(|c| {
-                let names = name_terms(&c.name);
-                let mut words = terms(&c.description);
-                words.extend(names.iter().cloned());
-                for w in &words {
-                    *document_frequency.entry(w.clone()).or_default() += 1;
-                }
-                (c.name.clone(), names, words)
+impl Vocabulary {
+    pub fn intern(&mut self, terms: BTreeSet<String>) -> Vec<u32> {
+        let mut ids: Vec<u32> = terms
+            .into_iter()
+            .map(|t| {
+                let next = self.ids.len() as u32;
+                *self.ids.entry(t).or_insert(next)
             })
             .collect();
-        Index { entries, document_frequency }
+        ids.sort_unstable();
+        ids
     }
 
-    /// Rare terms weigh more: ln((N + 1) / (df + 0.5)), at least a small floor.
-    fn weight(&self, term: &str) -> f64 {
-        let n = self.entries.len() as f64 + 1.0;
-        let df = self.document_frequency.get(term).copied().unwrap_or(0) as f64;
-        ((n + 1.0) / (df + 0.5)).ln().max(0.1)
+    /// Ids of known terms; unknown terms are counted, not stored.
+    fn lookup(&self, terms: &BTreeSet<String>) -> (Vec<u32>, usize) {
+        let mut ids: Vec<u32> = terms.iter().filter_map(|t| self.ids.get(t).copied()).collect();
+        ids.sort_unstable();
+        let unknown = terms.len() - ids.len();
+        (ids, unknown)
     }
 
-    fn weighted_jaccard(&self, a: &BTreeSet<String>, b: &BTreeSet<String>) -> f64 {
-        let union: f64 = a.union(b).map(|t| self.weight(t)).sum();
-        if union == 0.0 {
-            return 0.0;
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+}
+
+/// A skill's terms, interned: name tokens and all terms (description plus name).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Terms {
+    pub name: Vec<u32>,
+    pub all: Vec<u32>,
+}
+
+impl Terms {
+    pub fn of(vocabulary: &mut Vocabulary, name: &str, description: &str) -> Terms {
+        let names = name_terms(name);
+        let mut all = terms(description);
+        all.extend(names.iter().cloned());
+        Terms { name: vocabulary.intern(names), all: vocabulary.intern(all) }
+    }
+}
+
+/// Scores a proposed skill against every existing one; best first. Only skills sharing a
+/// term with the proposal are scored (the others score 0).
+pub struct Index<'a> {
+    names: Vec<&'a str>,
+    terms: Vec<&'a Terms>,
+    document_frequency: Vec<u32>,
+    postings: Vec<Vec<u32>>,
+}
+
+impl<'a> Index<'a> {
+    pub fn from_terms(vocabulary: &Vocabulary, entries: &[(&'a str, &'a Terms)]) -> Index<'a> {
+        let mut document_frequency = vec![0u32; vocabulary.len()];
+        let mut postings: Vec<Vec<u32>> = vec![Vec::new(); vocabulary.len()];
+        for (i, (_, terms)) in entries.iter().enumerate() {
+            for &t in &terms.all {
+                document_frequency[t as usize] += 1;
+                postings[t as usize].push(i as u32);
+            }
         }
-        a.intersection(b).map(|t| self.weight(t)).sum::<f64>() / union
+        Index {
+            names: entries.iter().map(|(n, _)| *n).collect(),
+            terms: entries.iter().map(|(_, t)| *t).collect(),
+            document_frequency,
+            postings,
+        }
     }
 
-    pub fn closest(&self, proposed: &Candidate, limit: usize) -> Vec<Match> {
-        let names = name_terms(&proposed.name);
-        let mut words = terms(&proposed.description);
-        words.extend(names.iter().cloned());
-        let mut matches: Vec<Match> = self
-            .entries
-            .iter()
-            .map(|(name, other_names, other_words)| {
-                let name_score = jaccard(&names, other_names);
-                let description_score = self.weighted_jaccard(&words, other_words);
+    /// Rare terms weigh more: ln((N + 2) / (df + 0.5)), at least a small floor.
+    fn weight_df(&self, df: u32) -> f64 {
+        let n = self.names.len() as f64 + 2.0;
+        (n / (f64::from(df) + 0.5)).ln().max(0.1)
+    }
+
+    fn weight(&self, term: u32) -> f64 {
+        self.weight_df(self.document_frequency.get(term as usize).copied().unwrap_or(0))
+    }
+
+    pub fn closest(&self, vocabulary: &Vocabulary, name: &str, description: &str, limit: usize) -> Vec<Match> {
+        let names = name_terms(name);
+        let mut all = terms(description);
+        all.extend(names.iter().cloned());
+        let (name_ids, name_unknown) = vocabulary.lookup(&names);
+        let (ids, unknown) = vocabulary.lookup(&all);
+        let unknown_weight = unknown as f64 * self.weight_df(0);
+        let proposal_weight: f64 = ids.iter().map(|&t| self.weight(t)).sum::<f64>() + unknown_weight;
+        let mut candidates: Vec<u32> =
+            ids.iter().flat_map(|&t| self.postings.get(t as usize).into_iter().flatten().copied()).collect();
+        candidates.sort_unstable();
+        candidates.dedup();
+        let mut matches: Vec<Match> = candidates
+            .into_iter()
+            .map(|i| {
+                let other = self.terms[i as usize];
+                let name_common = count_common(&name_ids, &other.name);
+                let name_union = name_ids.len() + name_unknown + other.name.len() - name_common;
+                let name_score = if name_union == 0 { 0.0 } else { name_common as f64 / name_union as f64 };
+                let common: f64 = common_ids(&ids, &other.all).map(|t| self.weight(t)).sum();
+                let other_weight: f64 = other.all.iter().map(|&t| self.weight(t)).sum();
+                let union = proposal_weight + other_weight - common;
+                let description_score = if union == 0.0 { 0.0 } else { common / union };
                 // Descriptions say more than names; identical names alone are not enough.
                 let score = 0.35 * name_score + 0.65 * description_score;
                 Match {
-                    name: name.clone(),
+                    name: self.names[i as usize].to_string(),
                     score: round(score),
                     name_score: round(name_score),
                     description_score: round(description_score),
@@ -127,9 +190,35 @@ impl Index {
     }
 }
 
-fn jaccard(a: &BTreeSet<String>, b: &BTreeSet<String>) -> f64 {
-    let union = a.union(b).count();
-    if union == 0 { 0.0 } else { a.intersection(b).count() as f64 / union as f64 }
+/// Convenience for callers without a cache: builds everything from scratch.
+pub fn closest_among(existing: &[Candidate], proposed: &Candidate, limit: usize) -> Vec<Match> {
+    let mut vocabulary = Vocabulary::default();
+    let terms: Vec<Terms> = existing.iter().map(|c| Terms::of(&mut vocabulary, &c.name, &c.description)).collect();
+    let entries: Vec<(&str, &Terms)> = existing.iter().zip(&terms).map(|(c, t)| (c.name.as_str(), t)).collect();
+    Index::from_terms(&vocabulary, &entries).closest(&vocabulary, &proposed.name, &proposed.description, limit)
+}
+
+fn count_common(a: &[u32], b: &[u32]) -> usize {
+    common_ids(a, b).count()
+}
+
+/// Ids in both sorted lists.
+fn common_ids<'x>(a: &'x [u32], b: &'x [u32]) -> impl Iterator<Item = u32> + 'x {
+    let (mut i, mut j) = (0, 0);
+    std::iter::from_fn(move || {
+        while i < a.len() && j < b.len() {
+            match a[i].cmp(&b[j]) {
+                std::cmp::Ordering::Less => i += 1,
+                std::cmp::Ordering::Greater => j += 1,
+                std::cmp::Ordering::Equal => {
+                    i += 1;
+                    j += 1;
+                    return Some(a[i - 1]);
+                }
+            }
+        }
+        None
+    })
 }
 
 fn round(x: f64) -> f64 {
@@ -165,12 +254,12 @@ mod tests {
 
     #[test]
     fn reworded_twins_score_above_the_default_threshold() {
-        let index = Index::new(&library());
+        let lib = library();
         let twin = c(
             "deploy-with-docker",
             "Deploying the web application to staging using docker compose and checking the health endpoint.",
         );
-        let best = &index.closest(&twin, 3)[0];
+        let best = &closest_among(&lib, &twin, 3)[0];
         assert_eq!(best.name, "docker-deploy");
         assert_eq!(best.name_score, 1.0);
         assert!(best.score >= 0.7, "{best:?}");
@@ -178,15 +267,15 @@ mod tests {
 
     #[test]
     fn skills_sharing_only_common_words_stay_apart() {
-        let index = Index::new(&library());
+        let lib = library();
         let other = c(
             "rust-style",
             "Rust code style for this team: formatting with rustfmt, clippy lints. Use when writing Rust.",
         );
-        let best = &index.closest(&other, 1)[0];
+        let best = &closest_among(&lib, &other, 1)[0];
         assert!(best.score < 0.5, "{best:?}");
         let unrelated = c("slack-gif", "Make animated GIFs small enough for Slack emoji and messages.");
-        assert!(index.closest(&unrelated, 1)[0].score < 0.2);
+        assert!(closest_among(&lib, &unrelated, 1).first().is_none_or(|m| m.score < 0.2));
     }
 
     #[test]

@@ -174,7 +174,7 @@ impl<H: Host> Plugin<H> {
             ledger,
             approval,
         };
-        skill_manage::run(host, &mut cx, args_json).map(|value| value.to_string())
+        skill_manage::run(host, &mut cx, args_json)
     }
 
     pub fn user_message(&mut self, _ctx: &CallContext, _text: &str, _human: bool) -> Vec<Decision> {

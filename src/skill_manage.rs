@@ -4,7 +4,7 @@
 
 use crate::approval::{self, Change};
 use crate::config::Config;
-use crate::dedupe::{Candidate, Index};
+use crate::dedupe::Index;
 use crate::errors::ToolError;
 use crate::frontmatter::Value as Yaml;
 use crate::guards::ReadRegistry;
@@ -14,7 +14,7 @@ use crate::lint::{self, Finding};
 use crate::skillfile::{self, SkillFile, meta};
 use crate::store::{Layout, ListCache, Location, Scope, Store, check_resource_path, fs_error};
 use crate::time;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 #[derive(Debug, Default, Deserialize)]
@@ -46,7 +46,8 @@ pub struct Context<'a> {
     pub approval: bool,
 }
 
-pub fn run(host: &impl Host, cx: &mut Context, args_json: &str) -> Result<Value, ToolError> {
+/// Runs one call; the result is the JSON text the model reads.
+pub fn run(host: &impl Host, cx: &mut Context, args_json: &str) -> Result<String, ToolError> {
     let args: Args = serde_json::from_str(args_json).map_err(|e| {
         ToolError::new(
             "invalid-args",
@@ -54,8 +55,8 @@ pub fn run(host: &impl Host, cx: &mut Context, args_json: &str) -> Result<Value,
             "pass a JSON object matching the tool's schema",
         )
     })?;
-    match args.action.as_str() {
-        "list" => list(host, cx),
+    let value = match args.action.as_str() {
+        "list" => return list(host, cx),
         "view" => view(host, cx, &args),
         "create" => create(host, cx, &args),
         "patch" => patch(host, cx, &args),
@@ -68,7 +69,8 @@ pub fn run(host: &impl Host, cx: &mut Context, args_json: &str) -> Result<Value,
             format!("unknown action `{other}`"),
             format!("use one of {}", crate::tools::ACTIONS.join(", ")),
         )),
-    }
+    }?;
+    Ok(value.to_string())
 }
 
 fn required<'a>(value: &'a Option<String>, field: &str, action: &str) -> Result<&'a str, ToolError> {
@@ -90,24 +92,45 @@ fn skill_name(args: &Args) -> Result<&str, ToolError> {
     Ok(name)
 }
 
-fn list(host: &impl Host, cx: &mut Context) -> Result<Value, ToolError> {
+/// One entry of `list`, serialized straight from the listing (no intermediate tree).
+#[derive(Serialize)]
+struct ListEntry<'a> {
+    name: &'a str,
+    scope: &'static str,
+    layout: &'static str,
+    description: &'a str,
+    owned: bool,
+    pinned: bool,
+    status: &'a str,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    warnings: &'a [String],
+}
+
+#[derive(Serialize)]
+struct ListOutput<'a> {
+    skills: Vec<ListEntry<'a>>,
+    warnings: &'a [String],
+}
+
+/// Serialized straight to text: with thousands of skills an intermediate tree costs more
+/// than the listing itself.
+fn list(host: &impl Host, cx: &mut Context) -> Result<String, ToolError> {
     let (skills, warnings) = Store::new(host, cx.session).list(cx.cache);
-    let skills: Vec<Value> = skills
+    let entries: Vec<ListEntry> = skills
         .iter()
-        .map(|s| {
-            json!({
-                "name": s.location.name,
-                "scope": s.location.scope.as_str(),
-                "layout": if s.location.layout == Layout::Package { "package" } else { "flat" },
-                "description": s.summary.description,
-                "owned": s.summary.owned,
-                "pinned": s.summary.pinned,
-                "status": s.summary.status,
-                "warnings": s.summary.warnings,
-            })
+        .map(|s| ListEntry {
+            name: &s.location.name,
+            scope: s.location.scope.as_str(),
+            layout: if s.location.layout == Layout::Package { "package" } else { "flat" },
+            description: &s.summary.description,
+            owned: s.summary.owned,
+            pinned: s.summary.pinned,
+            status: &s.summary.status,
+            warnings: &s.summary.warnings,
         })
         .collect();
-    Ok(json!({"skills": skills, "warnings": warnings}))
+    serde_json::to_string(&ListOutput { skills: entries, warnings: &warnings })
+        .map_err(|e| ToolError::new("io", format!("could not serialize the listing: {e}"), "retry"))
 }
 
 fn find(store: &Store<impl Host>, name: &str) -> Result<Location, ToolError> {
@@ -326,12 +349,10 @@ fn create(host: &impl Host, cx: &mut Context, args: &Args) -> Result<Value, Tool
         .with_details(json!({"name": name, "scope": existing.scope.as_str()})));
     }
     store.refuse_symlinks(&root, name)?;
-    let (listed, _) = store.list(cx.cache);
-    let candidates: Vec<Candidate> = listed
-        .iter()
-        .map(|l| Candidate { name: l.location.name.clone(), description: l.summary.description.clone() })
-        .collect();
-    let closest = Index::new(&candidates).closest(&Candidate { name: name.into(), description: description.into() }, 3);
+    let listed = store.list_known(cx.cache);
+    let entries: Vec<(&str, &crate::dedupe::Terms)> =
+        listed.iter().map(|l| (l.location.name.as_str(), &l.summary.terms)).collect();
+    let closest = Index::from_terms(&cx.cache.vocabulary, &entries).closest(&cx.cache.vocabulary, name, description, 3);
     if closest.first().is_some_and(|m| m.score >= cx.config.duplicate_threshold) {
         let list: Vec<Value> = closest.iter().map(|m| json!({"name": m.name, "score": m.score})).collect();
         return Err(ToolError::new(

@@ -2,11 +2,13 @@
 //! wins, package `<name>/SKILL.md` wins over flat `<name>.md`), listing with shadowing and a
 //! stat-validated parse cache, atomic writes, symlink refusal and supporting-file paths.
 
+use crate::dedupe::{Terms, Vocabulary};
 use crate::errors::ToolError;
 use crate::host::{EntryKind, FsError, Host, Root, WriteMode};
 use crate::skillfile::SkillFile;
 use serde_json::json;
 use std::collections::HashMap;
+use std::rc::Rc;
 
 /// Folders a skill package may hold supporting files in.
 pub const RESOURCE_DIRS: &[&str] = &["references", "templates", "scripts", "assets"];
@@ -64,24 +66,30 @@ pub struct Summary {
     pub status: String,
     /// Format problems (read: warnings) and parse failures.
     pub warnings: Vec<String>,
+    /// Interned name and description terms, for duplicate detection.
+    pub terms: Terms,
 }
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Listed {
     pub location: Location,
-    pub summary: Summary,
+    pub summary: Rc<Summary>,
     /// Lower-priority copies this one hides.
     pub shadows: Vec<Location>,
 }
 
 #[derive(Default)]
 pub struct ListCache {
-    entries: HashMap<(Root, String), (u64, u64, Summary)>,
+    /// Per root: SKILL.md path → (size, mtime, parsed summary).
+    entries: HashMap<Root, HashMap<String, (u64, u64, Rc<Summary>)>>,
+    pub vocabulary: Vocabulary,
 }
 
 impl ListCache {
     pub fn forget(&mut self, root: &Root, path: &str) {
-        self.entries.remove(&(root.clone(), path.to_string()));
+        if let Some(paths) = self.entries.get_mut(root) {
+            paths.remove(path);
+        }
     }
 }
 
@@ -147,42 +155,74 @@ impl<'a, H: Host> Store<'a, H> {
     }
 
     /// All skills in both scopes; the first location per name wins.
+    /// All skills in both scopes, every SKILL.md re-validated by size and mtime.
     pub fn list(&self, cache: &mut ListCache) -> (Vec<Listed>, Vec<String>) {
+        self.list_with(cache, true)
+    }
+
+    /// Like `list`, but a skill already in the cache is not re-stat'ed: added and removed
+    /// skills are seen at once, an edit to a known one after the last full listing is not.
+    /// Enough for duplicate detection, at a fraction of the cost on large libraries.
+    pub fn list_known(&self, cache: &mut ListCache) -> Vec<Listed> {
+        self.list_with(cache, false).0
+    }
+
+    fn list_with(&self, cache: &mut ListCache, revalidate: bool) -> (Vec<Listed>, Vec<String>) {
         let mut warnings = Vec::new();
         let mut by_name: Vec<Listed> = Vec::new();
         let mut index: HashMap<String, usize> = HashMap::new();
+        let ListCache { entries, vocabulary } = cache;
         for (scope, root) in self.roots() {
-            let candidates = self.scan_root(scope, &root, &mut warnings);
+            let mut candidates = self.scan_root(scope, &root, &mut warnings);
+            let root_cache = entries.entry(root.clone()).or_default();
+            let mut present: Vec<(Location, Rc<Summary>)> = Vec::with_capacity(candidates.len());
+            if !revalidate {
+                candidates.retain(|location| match root_cache.get(location.path().as_str()) {
+                    Some((_, _, summary)) => {
+                        present.push((location.clone(), Rc::clone(summary)));
+                        false
+                    }
+                    None => true,
+                });
+            }
             let paths: Vec<String> = candidates.iter().map(Location::path).collect();
             let stats = self.host.stat_many(&root, &paths);
-            let mut present: Vec<Location> = Vec::new();
-            for (location, stat) in candidates.into_iter().zip(stats) {
+            for ((location, path), stat) in candidates.into_iter().zip(paths).zip(stats) {
                 match stat {
-                    Ok(stat) if stat.kind == crate::host::EntryKind::File => {
-                        let key = (root.clone(), location.path());
-                        let fresh = matches!(cache.entries.get(&key), Some((s, m, _)) if *s == stat.size && *m == stat.modified_ms);
-                        if !fresh {
-                            let summary = self.summarize(&location);
-                            cache.entries.insert(key, (stat.size, stat.modified_ms, summary));
-                        }
-                        present.push(location);
+                    Ok(stat) if stat.kind == EntryKind::File => {
+                        let cached = root_cache
+                            .get(path.as_str())
+                            .filter(|(size, modified, _)| *size == stat.size && *modified == stat.modified_ms)
+                            .map(|(_, _, summary)| Rc::clone(summary));
+                        let summary = match cached {
+                            Some(summary) => summary,
+                            None => {
+                                let summary = Rc::new(self.summarize(&location, vocabulary));
+                                root_cache.insert(path, (stat.size, stat.modified_ms, Rc::clone(&summary)));
+                                summary
+                            }
+                        };
+                        present.push((location, summary));
                     }
-                    Ok(stat) if stat.kind == crate::host::EntryKind::Symlink => {
+                    Ok(stat) if stat.kind == EntryKind::Symlink => {
                         warnings.push(format!("{}: SKILL.md is a symlink and is ignored", location.describe()))
                     }
                     _ => {} // a folder without SKILL.md is not a skill
                 }
             }
             // Package before flat within a scope.
-            present.sort_by_key(|l| (l.layout == Layout::Flat, l.name.clone()));
-            for location in present {
-                let key = (root.clone(), location.path());
-                let Some((_, _, summary)) = cache.entries.get(&key) else { continue };
-                match index.get(&location.name) {
-                    Some(&i) => by_name[i].shadows.push(location),
-                    None => {
-                        index.insert(location.name.clone(), by_name.len());
-                        by_name.push(Listed { location, summary: summary.clone(), shadows: Vec::new() });
+            for layout in [Layout::Package, Layout::Flat] {
+                for (location, summary) in present.iter().filter(|(l, _)| l.layout == layout) {
+                    match index.get(location.name.as_str()) {
+                        Some(&i) => by_name[i].shadows.push(location.clone()),
+                        None => {
+                            index.insert(location.name.clone(), by_name.len());
+                            by_name.push(Listed {
+                                location: location.clone(),
+                                summary: Rc::clone(summary),
+                                shadows: Vec::new(),
+                            });
+                        }
                     }
                 }
             }
@@ -192,11 +232,11 @@ impl<'a, H: Host> Store<'a, H> {
                 warnings.push(format!("{} is shadowed by the {}", hidden.describe(), listed.location.describe()));
             }
         }
-        by_name.sort_by(|a, b| a.location.name.cmp(&b.location.name));
+        by_name.sort_unstable_by(|a, b| a.location.name.cmp(&b.location.name));
         (by_name, warnings)
     }
 
-    fn summarize(&self, location: &Location) -> Summary {
+    fn summarize(&self, location: &Location, vocabulary: &mut Vocabulary) -> Summary {
         let bytes = match self.host.read(&location.root, &location.path()) {
             Ok(bytes) => bytes,
             Err(err) => {
@@ -206,11 +246,13 @@ impl<'a, H: Host> Store<'a, H> {
                     pinned: false,
                     status: "unreadable".into(),
                     warnings: vec![format!("cannot read: {err}")],
+                    terms: Terms::of(vocabulary, &location.name, ""),
                 };
             }
         };
         match SkillFile::parse_bytes(&bytes) {
             Ok(skill) => Summary {
+                terms: Terms::of(vocabulary, &location.name, skill.description().unwrap_or_default()),
                 description: skill.description().unwrap_or_default().to_string(),
                 owned: skill.is_ours(),
                 pinned: skill.is_pinned(),
@@ -223,6 +265,7 @@ impl<'a, H: Host> Store<'a, H> {
                 pinned: false,
                 status: "invalid".into(),
                 warnings: vec![format!("cannot parse: {}", err.message)],
+                terms: Terms::of(vocabulary, &location.name, ""),
             },
         }
     }

@@ -10,11 +10,63 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 const WORDS: &[&str] = &[
-    "deploy", "docker", "compose", "staging", "python", "rust", "format", "lint", "test", "release", "notes", "pdf",
-    "tables", "extract", "slack", "message", "gif", "database", "migration", "backup", "restore", "kubernetes", "helm",
-    "chart", "terraform", "plan", "apply", "review", "commit", "branch", "merge", "rebase", "profile", "benchmark",
-    "cache", "index", "search", "query", "report", "invoice", "email", "calendar", "schedule", "image", "resize",
-    "video", "audio", "transcribe", "translate", "summarize", "csv", "json", "yaml", "xml", "api", "client", "server",
+    "deploy",
+    "docker",
+    "compose",
+    "staging",
+    "python",
+    "rust",
+    "format",
+    "lint",
+    "test",
+    "release",
+    "notes",
+    "pdf",
+    "tables",
+    "extract",
+    "slack",
+    "message",
+    "gif",
+    "database",
+    "migration",
+    "backup",
+    "restore",
+    "kubernetes",
+    "helm",
+    "chart",
+    "terraform",
+    "plan",
+    "apply",
+    "review",
+    "commit",
+    "branch",
+    "merge",
+    "rebase",
+    "profile",
+    "benchmark",
+    "cache",
+    "index",
+    "search",
+    "query",
+    "report",
+    "invoice",
+    "email",
+    "calendar",
+    "schedule",
+    "image",
+    "resize",
+    "video",
+    "audio",
+    "transcribe",
+    "translate",
+    "summarize",
+    "csv",
+    "json",
+    "yaml",
+    "xml",
+    "api",
+    "client",
+    "server",
 ];
 
 /// A deterministic, varied description for skill `i`.
@@ -36,7 +88,10 @@ fn tag(mut i: usize) -> String {
 }
 
 fn skill_text(name: &str, i: usize) -> String {
-    format!("---\nname: {name}\ndescription: {}\nmetadata:\n  authored-by: self-evolve\n  version: \"1\"\n---\n# {name}\n\nSteps for {name}.\n", description(i))
+    format!(
+        "---\nname: {name}\ndescription: {}\nmetadata:\n  authored-by: self-evolve\n  version: \"1\"\n---\n# {name}\n\nSteps for {name}.\n",
+        description(i)
+    )
 }
 
 fn median(mut samples: Vec<Duration>) -> Duration {
@@ -57,7 +112,8 @@ fn main() -> anyhow::Result<()> {
     let home = tempfile::tempdir()?;
     let (user, project) = (home.path().join("user"), home.path().join("project"));
     for i in 0..10_000 {
-        let (root, name) = if i % 2 == 0 { (&user, format!("user-skill-{i}")) } else { (&project, format!("project-skill-{i}")) };
+        let (root, name) =
+            if i % 2 == 0 { (&user, format!("user-skill-{i}")) } else { (&project, format!("project-skill-{i}")) };
         std::fs::create_dir_all(root.join(&name))?;
         std::fs::write(root.join(&name).join("SKILL.md"), skill_text(&name, i))?;
     }
@@ -65,7 +121,11 @@ fn main() -> anyhow::Result<()> {
         fs: FsConfig {
             user_skills: Some(user.clone()),
             state: Some(home.path().join("state")),
-            projects: ProjectRoots { sessions: BTreeMap::from([("s1".to_string(), project.clone())]), discover: false, ..Default::default() },
+            projects: ProjectRoots {
+                sessions: BTreeMap::from([("s1".to_string(), project.clone())]),
+                discover: false,
+                ..Default::default()
+            },
         },
         limits: self_evolve_host::Limits { call_deadline: Duration::from_secs(30), ..Default::default() },
         ..Default::default()
@@ -73,18 +133,25 @@ fn main() -> anyhow::Result<()> {
     let mut plugin = Plugin::from_bytes(&wasm, config)?;
     plugin.init("{}", &["tools".into()])?.map_err(|e| anyhow::anyhow!(e.message))?;
     let ctx = user_context("s1");
-    let call = |plugin: &mut Plugin, args: serde_json::Value| plugin.tools_call(&ctx, "skill_manage", &args.to_string()).unwrap();
+    let call = |plugin: &mut Plugin, args: serde_json::Value| {
+        plugin.tools_call(&ctx, "skill_manage", &args.to_string()).unwrap()
+    };
 
     println!("10,000 skills (5,000 user + 5,000 project), through the component:");
     let start = Instant::now();
     let first = call(&mut plugin, json!({"action": "list"})).map_err(|e| anyhow::anyhow!(e))?;
     let count = serde_json::from_str::<serde_json::Value>(&first)?["skills"].as_array().map_or(0, Vec::len);
     println!("{:<52} {:>19?}  ({count} skills)", "list, first (parses every SKILL.md)", start.elapsed());
-    let list_component = report("list, warm", (0..20).map(|_| {
-        let t = Instant::now();
-        call(&mut plugin, json!({"action": "list"})).unwrap();
-        t.elapsed()
-    }).collect());
+    let list_component = report(
+        "list, warm",
+        (0..20)
+            .map(|_| {
+                let t = Instant::now();
+                call(&mut plugin, json!({"action": "list"})).unwrap();
+                t.elapsed()
+            })
+            .collect(),
+    );
     let create_component = report("create (dedupe + lint + direct write)", (0..50).map(|i| {
         let args = json!({"action": "create", "name": format!("bench-new-{}", tag(i)), "description": format!("Zebra {} narwhal ocelot. Use when testing.", tag(i)), "body": "Steps.\n"});
         let t = Instant::now();
@@ -109,35 +176,71 @@ fn main() -> anyhow::Result<()> {
     let text = prose.repeat((8 << 20) / prose.len());
     let input = self_evolve_host::plugin::SkillInput {
         folder: "bench".into(),
-        skill_md: self_evolve_host::plugin::FileInput { path: "bench/SKILL.md".into(), bytes: skill_text("bench", 1).into_bytes() },
-        resources: vec![self_evolve_host::plugin::FileInput { path: "bench/references/big.md".into(), bytes: text.clone().into_bytes() }],
+        skill_md: self_evolve_host::plugin::FileInput {
+            path: "bench/SKILL.md".into(),
+            bytes: skill_text("bench", 1).into_bytes(),
+        },
+        resources: vec![self_evolve_host::plugin::FileInput {
+            path: "bench/references/big.md".into(),
+            bytes: text.clone().into_bytes(),
+        }],
     };
-    let scan_component = median((0..5).map(|_| {
-        let t = Instant::now();
-        let findings = plugin.check(std::slice::from_ref(&input)).unwrap();
-        assert!(findings.iter().all(|f| f.rule != "generic-secret"), "{findings:?}");
-        t.elapsed()
-    }).collect());
+    let scan_component = median(
+        (0..5)
+            .map(|_| {
+                let t = Instant::now();
+                let findings = plugin.check(std::slice::from_ref(&input)).unwrap();
+                assert!(findings.iter().all(|f| f.rule != "generic-secret"), "{findings:?}");
+                t.elapsed()
+            })
+            .collect(),
+    );
     let mb = text.len() as f64 / 1e6;
-    println!("{:<52} {:>9.1} MB/s  ({mb:.1} MB, secrets + destructive idioms)", "scan throughput", mb / scan_component.as_secs_f64());
+    println!(
+        "{:<52} {:>9.1} MB/s  ({mb:.1} MB, secrets + destructive idioms)",
+        "scan throughput",
+        mb / scan_component.as_secs_f64()
+    );
 
     // The same policy code natively, on the in-memory fake host.
     let fake = FakeHost::new(1_767_225_600_000);
     fake.map_root(Root::ProjectSkills("s1".into()));
     for i in 0..10_000 {
-        let (root, name) = if i % 2 == 0 { (Root::UserSkills, format!("user-skill-{i}")) } else { (Root::ProjectSkills("s1".into()), format!("project-skill-{i}")) };
-        self_evolve::host::Host::write(&fake, &root, &format!("{name}/SKILL.md"), skill_text(&name, i).as_bytes(), WriteMode::CreateNew).unwrap();
+        let (root, name) = if i % 2 == 0 {
+            (Root::UserSkills, format!("user-skill-{i}"))
+        } else {
+            (Root::ProjectSkills("s1".into()), format!("project-skill-{i}"))
+        };
+        self_evolve::host::Host::write(
+            &fake,
+            &root,
+            &format!("{name}/SKILL.md"),
+            skill_text(&name, i).as_bytes(),
+            WriteMode::CreateNew,
+        )
+        .unwrap();
     }
     let mut native = self_evolve::Plugin::new(fake);
     native.init("{}", &["tools".into()]).map_err(|e| anyhow::anyhow!(e.message))?;
-    let nctx = self_evolve::api::CallContext { session: "s1".into(), agent: "main".into(), origin: self_evolve::api::Origin::User, depth: 0, cwd: String::new() };
+    let nctx = self_evolve::api::CallContext {
+        session: "s1".into(),
+        agent: "main".into(),
+        origin: self_evolve::api::Origin::User,
+        depth: 0,
+        cwd: String::new(),
+    };
     native.call_tool(&nctx, "skill_manage", r#"{"action":"list"}"#).unwrap();
     println!("\nthe same code natively (fake in-memory host):");
-    let list_native = report("list, warm", (0..20).map(|_| {
-        let t = Instant::now();
-        native.call_tool(&nctx, "skill_manage", r#"{"action":"list"}"#).unwrap();
-        t.elapsed()
-    }).collect());
+    let list_native = report(
+        "list, warm",
+        (0..20)
+            .map(|_| {
+                let t = Instant::now();
+                native.call_tool(&nctx, "skill_manage", r#"{"action":"list"}"#).unwrap();
+                t.elapsed()
+            })
+            .collect(),
+    );
     let create_native = report("create (direct write)", (0..50).map(|i| {
         let args = json!({"action": "create", "name": format!("bench-new-{}", tag(i)), "description": format!("Zebra {} narwhal ocelot. Use when testing.", tag(i)), "body": "Steps.\n"});
         let t = Instant::now();
@@ -146,18 +249,30 @@ fn main() -> anyhow::Result<()> {
     }).collect());
     let native_input = self_evolve::check::SkillInput {
         folder: "bench".into(),
-        skill_md: self_evolve::check::FileInput { path: "bench/SKILL.md".into(), bytes: skill_text("bench", 1).into_bytes() },
-        resources: vec![self_evolve::check::FileInput { path: "bench/references/big.md".into(), bytes: text.into_bytes() }],
+        skill_md: self_evolve::check::FileInput {
+            path: "bench/SKILL.md".into(),
+            bytes: skill_text("bench", 1).into_bytes(),
+        },
+        resources: vec![self_evolve::check::FileInput {
+            path: "bench/references/big.md".into(),
+            bytes: text.into_bytes(),
+        }],
     };
-    let scan_native = median((0..5).map(|_| {
-        let t = Instant::now();
-        self_evolve::check::check(std::slice::from_ref(&native_input), 0.7);
-        t.elapsed()
-    }).collect());
+    let scan_native = median(
+        (0..5)
+            .map(|_| {
+                let t = Instant::now();
+                self_evolve::check::check(std::slice::from_ref(&native_input), 0.7);
+                t.elapsed()
+            })
+            .collect(),
+    );
     println!("{:<52} {:>9.1} MB/s", "scan throughput", mb / scan_native.as_secs_f64());
-    println!("\ncomponent / native: list {:.2}x, create {:.2}x (real fs vs memory), scan {:.2}x",
+    println!(
+        "\ncomponent / native: list {:.2}x, create {:.2}x (real fs vs memory), scan {:.2}x",
         list_component.as_secs_f64() / list_native.as_secs_f64(),
         create_component.as_secs_f64() / create_native.as_secs_f64(),
-        scan_component.as_secs_f64() / scan_native.as_secs_f64());
+        scan_component.as_secs_f64() / scan_native.as_secs_f64()
+    );
     Ok(())
 }

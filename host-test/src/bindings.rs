@@ -77,11 +77,11 @@ impl fs::Host for HostState {
         Ok(fs::FileStat { kind: kind(s.kind), size: s.size, modified_ms: s.modified_ms })
     }
     fn stat_many(&mut self, r: fs::Root, paths: Vec<String>) -> Vec<Result<fs::FileStat, fs::FsError>> {
-        let r = root(&r);
-        paths
-            .iter()
-            .map(|p| {
-                let s = self.fs.stat(&r, p).map_err(fs_err)?;
+        self.fs
+            .stat_many(&root(&r), &paths)
+            .into_iter()
+            .map(|s| {
+                let s = s.map_err(fs_err)?;
                 Ok(fs::FileStat { kind: kind(s.kind), size: s.size, modified_ms: s.modified_ms })
             })
             .collect()

@@ -201,3 +201,27 @@ fn non_utf8_names_are_skipped_not_mangled() {
     assert_eq!(fs.list_dir(&RootRef::UserSkills, "").unwrap(), vec![("good.md".to_string(), Kind::File)]);
     assert_eq!(fs.skipped_non_utf8, 1);
 }
+
+#[test]
+fn stat_many_agrees_with_stat_for_every_kind_of_path() {
+    let w = world();
+    std::fs::create_dir_all(w.user.join("pkg")).unwrap();
+    std::fs::write(w.user.join("pkg/SKILL.md"), b"hello").unwrap();
+    std::os::unix::fs::symlink(&w.outside, w.user.join("escape")).unwrap();
+    std::os::unix::fs::symlink(w.outside.join("secret.txt"), w.user.join("link.md")).unwrap();
+    let mut fs = cap(&w);
+    let paths: Vec<String> =
+        ["pkg/SKILL.md", "pkg", "missing/SKILL.md", "escape/secret.txt", "link.md", "../x", "pkg/SKILL.md/deeper"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+    let many = fs.stat_many(&RootRef::UserSkills, &paths);
+    for (path, batch) in paths.iter().zip(many) {
+        let single = fs.stat(&RootRef::UserSkills, path);
+        match (&batch, &single) {
+            (Ok(a), Ok(b)) => assert_eq!((a.kind, a.size), (b.kind, b.size), "{path}"),
+            _ => assert_eq!(batch, single, "{path}"),
+        }
+    }
+    assert_eq!(fs.stat_many(&RootRef::UserSkills, &["escape/secret.txt".into()])[0], Err(FsErr::Symlink));
+}
