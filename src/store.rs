@@ -78,10 +78,13 @@ pub struct Listed {
     pub shadows: Vec<Location>,
 }
 
+/// (size, mtime in ms, summary) of one SKILL.md.
+type CachedSummary = (u64, u64, Rc<Summary>);
+
 #[derive(Default)]
 pub struct ListCache {
     /// Per root: SKILL.md path → (size, mtime, parsed summary).
-    entries: HashMap<Root, HashMap<String, (u64, u64, Rc<Summary>)>>,
+    entries: HashMap<Root, HashMap<String, CachedSummary>>,
     pub vocabulary: Vocabulary,
 }
 
