@@ -1,0 +1,119 @@
+//! The bounded per-session digest the gate sees: the last direct-human user message, the last
+//! assistant message (each at most 3,000 characters), the number of tool results since the
+//! last review, the skills loaded in the turn and the turn index. Tool output never enters it.
+
+use serde::Serialize;
+use std::collections::BTreeSet;
+
+pub const MAX_TEXT_CHARS: usize = 3_000;
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Digest {
+    pub last_user_message: String,
+    pub last_assistant_message: String,
+    pub tool_results_since_review: u64,
+    pub skills_loaded: Vec<String>,
+    pub turn: u64,
+}
+
+/// What a session has seen since its last review, kept small.
+#[derive(Debug, Clone, Default)]
+pub struct DigestBuffer {
+    last_user: String,
+    last_assistant: String,
+    tool_results: u64,
+    skills_in_turn: BTreeSet<String>,
+}
+
+impl DigestBuffer {
+    /// Only messages a person typed count; injected ones are ignored.
+    pub fn user_message(&mut self, text: &str, human: bool) {
+        if human {
+            self.last_user = truncate(text, MAX_TEXT_CHARS);
+        }
+    }
+
+    pub fn assistant_message(&mut self, text: &str) {
+        self.last_assistant = truncate(text, MAX_TEXT_CHARS);
+    }
+
+    /// Counts the result; remembers a loaded skill's name. The output itself is dropped here.
+    pub fn tool_result(&mut self, tool: &str, skill_loaded: Option<&str>) {
+        let _ = tool;
+        self.tool_results += 1;
+        if let Some(name) = skill_loaded {
+            self.skills_in_turn.insert(name.to_string());
+        }
+    }
+
+    pub fn snapshot(&self, turn: u64) -> Digest {
+        Digest {
+            last_user_message: self.last_user.clone(),
+            last_assistant_message: self.last_assistant.clone(),
+            tool_results_since_review: self.tool_results,
+            skills_loaded: self.skills_in_turn.iter().cloned().collect(),
+            turn,
+        }
+    }
+
+    pub fn skills_in_turn(&self) -> Vec<String> {
+        self.skills_in_turn.iter().cloned().collect()
+    }
+
+    /// A new turn starts: the loaded-skill set is per turn.
+    pub fn end_turn(&mut self) {
+        self.skills_in_turn.clear();
+    }
+
+    /// A review ran (or was skipped by the gate): tool results count from zero again.
+    pub fn reset_since_review(&mut self) {
+        self.tool_results = 0;
+    }
+}
+
+/// At most `max` characters, cut on a character boundary, marked when cut.
+pub fn truncate(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        None => text.to_string(),
+        Some((cut, _)) => {
+            let mut out = text[..cut].to_string();
+            out.push('…');
+            out
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keeps_the_last_human_message_and_never_tool_output() {
+        let mut d = DigestBuffer::default();
+        d.user_message("please use pnpm, not npm", true);
+        d.user_message("[auto] continue", false);
+        d.assistant_message("switched to pnpm");
+        d.tool_result("bash", None);
+        d.tool_result("skill", Some("node-tooling"));
+        let snap = d.snapshot(4);
+        assert_eq!(snap.last_user_message, "please use pnpm, not npm");
+        assert_eq!(snap.last_assistant_message, "switched to pnpm");
+        assert_eq!(snap.tool_results_since_review, 2);
+        assert_eq!(snap.skills_loaded, vec!["node-tooling".to_string()]);
+        assert_eq!(snap.turn, 4);
+        d.end_turn();
+        assert!(d.snapshot(5).skills_loaded.is_empty());
+        d.reset_since_review();
+        assert_eq!(d.snapshot(5).tool_results_since_review, 0);
+    }
+
+    #[test]
+    fn truncates_on_a_character_boundary() {
+        let text = "é".repeat(3_500);
+        let cut = truncate(&text, MAX_TEXT_CHARS);
+        assert_eq!(cut.chars().count(), MAX_TEXT_CHARS + 1);
+        assert!(cut.ends_with('…'));
+        assert_eq!(truncate("short", MAX_TEXT_CHARS), "short");
+    }
+}
