@@ -48,7 +48,13 @@ fn decision_table() {
 #[test]
 fn answers_parse_strictly() {
     assert_eq!(parse_answer(br#"{"choice":"No","confidence":0.8}"#).unwrap().choice, Choice::No);
-    for bad in [&b"not json"[..], br#"{"choice":"maybe"}"#, br#"{"confidence":0.9}"#, br#"{"choice":"no","confidence":1.5}"#, br#"{"choice":"no","confidence":"high"}"#] {
+    for bad in [
+        &b"not json"[..],
+        br#"{"choice":"maybe"}"#,
+        br#"{"confidence":0.9}"#,
+        br#"{"choice":"no","confidence":1.5}"#,
+        br#"{"choice":"no","confidence":"high"}"#,
+    ] {
         assert_eq!(parse_answer(bad), None, "{}", String::from_utf8_lossy(bad));
     }
 }
@@ -62,7 +68,20 @@ fn a_confident_no_skips_and_the_record_has_the_seed_fields() {
     let keys: Vec<&str> = line.as_object().unwrap().keys().map(String::as_str).collect();
     assert_eq!(
         keys,
-        ["at", "choice", "confidence", "decision", "latencyMs", "probability", "reason", "session", "source", "threshold", "toolCalls", "turn"]
+        [
+            "at",
+            "choice",
+            "confidence",
+            "decision",
+            "latencyMs",
+            "probability",
+            "reason",
+            "session",
+            "source",
+            "threshold",
+            "toolCalls",
+            "turn"
+        ]
     );
     assert_eq!(line["source"], "jev");
     assert_eq!(line["toolCalls"], 7);

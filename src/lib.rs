@@ -4,6 +4,7 @@
 pub mod api;
 pub mod approval;
 pub mod check;
+pub mod command;
 pub mod config;
 pub mod dedupe;
 pub mod digest;

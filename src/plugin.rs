@@ -9,6 +9,7 @@ use crate::errors::ToolError;
 use crate::guards::ReadRegistry;
 use crate::host::{Host, Level, Root};
 use crate::ledger::Ledger;
+use crate::review::Scheduler;
 use crate::store::ListCache;
 use crate::{approval, skill_manage, tools};
 
@@ -21,13 +22,22 @@ pub struct Plugin<H: Host> {
 }
 
 /// Everything that exists only after a successful `init`.
-struct Active {
-    config: Config,
-    services: Vec<String>,
-    reads: ReadRegistry,
-    cache: ListCache,
+pub(crate) struct Active {
+    pub(crate) config: Config,
+    pub(crate) services: Vec<String>,
+    pub(crate) reads: ReadRegistry,
+    pub(crate) cache: ListCache,
     /// Loaded on first use.
-    ledger: Option<Ledger>,
+    pub(crate) ledger: Option<Ledger>,
+    pub(crate) review: Scheduler,
+    /// The host offers agents and subagents, so reviews can run.
+    pub(crate) review_ready: bool,
+}
+
+impl Active {
+    pub(crate) fn ledger(&mut self, host: &impl Host) -> &mut Ledger {
+        self.ledger.get_or_insert_with(|| Ledger::load(host))
+    }
 }
 
 /// Runtime override of `writeApproval` (`/skills approval on|off`), in the state root.
@@ -74,12 +84,17 @@ impl<H: Host> Plugin<H> {
                 &format!("pruned {} staged write(s) older than {} days", pruned.len(), config.pending_ttl_days),
             );
         }
-        // A re-init keeps what agents have read and the parse cache.
-        let (reads, cache) = match self.state.take() {
-            Some(old) => (old.reads, old.cache),
-            None => (ReadRegistry::default(), ListCache::default()),
+        // A re-init keeps what agents have read, the parse cache and the review counters.
+        let (reads, cache, mut review) = match self.state.take() {
+            Some(old) => (old.reads, old.cache, old.review),
+            None => (ReadRegistry::default(), ListCache::default(), Scheduler::default()),
         };
-        self.state = Some(Active { config, services: services.to_vec(), reads, cache, ledger: None });
+        review.load_override(&self.host);
+        let part_active = |name: &str| report.parts.iter().any(|p| p.name == name && p.state == PartState::Active);
+        review.gate_active = config.review.gate == GateKind::Jev && part_active("gate");
+        let review_ready = report.parts.iter().any(|p| p.name == "review" && p.missing.is_empty());
+        self.state =
+            Some(Active { config, services: services.to_vec(), reads, cache, ledger: None, review, review_ready });
         self.host.log(Level::Info, &format!("self-evolve {} initialised", report.version));
         Ok(report)
     }
@@ -177,52 +192,68 @@ impl<H: Host> Plugin<H> {
         skill_manage::run(host, &mut cx, args_json)
     }
 
-    pub fn user_message(&mut self, _ctx: &CallContext, _text: &str, _human: bool) -> Vec<Decision> {
+    pub fn user_message(&mut self, ctx: &CallContext, text: &str, human: bool) -> Vec<Decision> {
+        if let Some(active) = self.state.as_mut() {
+            active.review.user_message(ctx, text, human);
+        }
         Vec::new()
     }
 
-    pub fn assistant_message(&mut self, _ctx: &CallContext, _text: &str) -> Vec<Decision> {
+    pub fn assistant_message(&mut self, ctx: &CallContext, text: &str) -> Vec<Decision> {
+        if let Some(active) = self.state.as_mut() {
+            active.review.assistant_message(ctx, text);
+        }
         Vec::new()
     }
 
-    /// A `skill` load registers the read for this agent and counts as a use.
+    /// A `skill` load registers the read for this agent, counts as a use and joins the digest.
     pub fn tool_result(&mut self, ctx: &CallContext, event: &ToolEvent) -> Vec<Decision> {
         let host = &self.host;
         let Some(active) = self.state.as_mut() else { return Vec::new() };
-        if event.tool == "skill" && event.ok {
-            let name = serde_json::from_str::<serde_json::Value>(&event.args_json)
-                .ok()
-                .and_then(|v| v.get("name").and_then(|n| n.as_str()).map(str::to_string));
-            if let Some(name) = name {
-                active.reads.mark(&ctx.session, &ctx.agent, &name);
-                let ledger = active.ledger.get_or_insert_with(|| Ledger::load(host));
-                ledger.record_use(&name, host.now_ms());
-                if let Err(err) = ledger.save(host) {
-                    host.log(Level::Warn, &format!("could not save the ledger: {err}"));
-                }
+        let loaded = (event.tool == "skill" && event.ok)
+            .then(|| serde_json::from_str::<serde_json::Value>(&event.args_json).ok())
+            .flatten()
+            .and_then(|v| v.get("name").and_then(|n| n.as_str()).map(str::to_string));
+        if let Some(name) = &loaded {
+            active.reads.mark(&ctx.session, &ctx.agent, name);
+            let ledger = active.ledger(host);
+            ledger.record_use(name, host.now_ms());
+            if let Err(err) = ledger.save(host) {
+                host.log(Level::Warn, &format!("could not save the ledger: {err}"));
             }
         }
+        active.review.tool_result(ctx, event, loaded.as_deref());
         Vec::new()
     }
 
-    pub fn turn_end(&mut self, _ctx: &CallContext, _status: TurnStatus) -> Vec<Decision> {
-        Vec::new()
+    pub fn turn_end(&mut self, ctx: &CallContext, status: TurnStatus) -> Vec<Decision> {
+        let host = &self.host;
+        let Some(active) = self.state.as_mut() else { return Vec::new() };
+        if !active.review_ready {
+            return Vec::new();
+        }
+        active.review.turn_end(host, &active.config, ctx, status)
     }
 
-    pub fn activation_end(&mut self, _result: &ActivationResult) -> Vec<Decision> {
-        Vec::new()
+    pub fn activation_end(&mut self, result: &ActivationResult) -> Vec<Decision> {
+        match self.state.as_mut() {
+            Some(active) => active.review.activation_end(result),
+            None => Vec::new(),
+        }
     }
 
     pub fn tick(&mut self) -> Vec<Decision> {
-        Vec::new()
+        let host = &self.host;
+        let Some(active) = self.state.as_mut() else { return Vec::new() };
+        active.review.tick(host, &active.config)
     }
 
-    pub fn run_command(&mut self, _ctx: &CallContext, args: &str) -> Result<String, String> {
-        let words: Vec<&str> = args.split_whitespace().collect();
-        match words.first().copied() {
-            None | Some("help") => Ok(command_help()),
-            Some(sub) => Err(format!("`/skills {sub}` is not built in this version.\n\n{}", command_help())),
-        }
+    pub fn run_command(&mut self, ctx: &CallContext, args: &str) -> Result<String, String> {
+        let host = &self.host;
+        let Some(active) = self.state.as_mut() else {
+            return Err("the plugin has not been initialised; the host must call lifecycle.init first".into());
+        };
+        crate::command::run(host, active, ctx, args)
     }
 
     /// Offline checks (the `checker` export); uses the configured duplicate threshold.
@@ -235,10 +266,6 @@ impl<H: Host> Plugin<H> {
         let active = self.state.as_ref()?;
         active.services.iter().any(|s| s == "system-prompt").then(crate::guidance::section)
     }
-}
-
-fn command_help() -> String {
-    "usage: /skills <subcommand>\n\n  help    this message\n\nSubcommands for listing, approving and reviewing arrive with their features.".to_string()
 }
 
 fn not_initialized() -> ToolError {

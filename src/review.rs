@@ -114,7 +114,13 @@ impl Scheduler {
         }
     }
 
-    pub fn turn_end(&mut self, host: &impl Host, config: &Config, ctx: &CallContext, status: TurnStatus) -> Vec<Decision> {
+    pub fn turn_end(
+        &mut self,
+        host: &impl Host,
+        config: &Config,
+        ctx: &CallContext,
+        status: TurnStatus,
+    ) -> Vec<Decision> {
         if !ctx.is_top_level() {
             return vec![decision(&ctx.session, 0, "skip", "not a top-level agent: subagent turns are never reviewed")];
         }
@@ -169,7 +175,10 @@ impl Scheduler {
             }
         }
         if state.reviews_started >= r.max_per_session {
-            return skip(format!("budget spent ({}/{} reviews this session)", state.reviews_started, r.max_per_session));
+            return skip(format!(
+                "budget spent ({}/{} reviews this session)",
+                state.reviews_started, r.max_per_session
+            ));
         }
         if let Some(flight) = &state.in_flight {
             return skip(format!("a review is already in flight ({})", flight.id));
@@ -177,8 +186,7 @@ impl Scheduler {
         let mut out = Vec::new();
         if !forced && r.gate == GateKind::Jev && self.gate_active {
             let digest = state.digest.snapshot(turn);
-            let in_window =
-                state.last_gate_ms.is_some_and(|last| now < last + r.jev.cooldown_minutes * MINUTE_MS);
+            let in_window = state.last_gate_ms.is_some_and(|last| now < last + r.jev.cooldown_minutes * MINUTE_MS);
             let (verdict, record) = if in_window {
                 let record = gate::GateRecord {
                     at: crate::time::iso(now),
@@ -222,7 +230,10 @@ impl Scheduler {
         match host.subagent_start(&spec) {
             Ok(id) => {
                 if let Err(err) = host.subagent_restrict_tools(&id, &spec.tools) {
-                    host.log(Level::Warn, &format!("reviewer {id}: could not narrow its tools ({err}); the prompt still forbids others"));
+                    host.log(
+                        Level::Warn,
+                        &format!("reviewer {id}: could not narrow its tools ({err}); the prompt still forbids others"),
+                    );
                 }
                 let reason = if forced {
                     "forced by /skills review now".to_string()
@@ -238,7 +249,8 @@ impl Scheduler {
                 state.turns_since_review = 0;
                 state.tools_since_review = 0;
                 state.digest.reset_since_review();
-                let mut line: serde_json::Value = serde_json::from_str(&decision(session, turn, "start", &reason)).unwrap_or_default();
+                let mut line: serde_json::Value =
+                    serde_json::from_str(&decision(session, turn, "start", &reason)).unwrap_or_default();
                 line["activation"] = json!(id);
                 out.push(line.to_string());
             }

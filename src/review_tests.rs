@@ -21,7 +21,10 @@ fn actions(decisions: &[Decision]) -> Vec<(String, String)> {
         .iter()
         .map(|d| {
             let v: serde_json::Value = serde_json::from_str(d).unwrap();
-            (v["action"].as_str().unwrap_or(v["kind"].as_str().unwrap_or("")).to_string(), v["reason"].as_str().unwrap_or("").to_string())
+            (
+                v["action"].as_str().unwrap_or(v["kind"].as_str().unwrap_or("")).to_string(),
+                v["reason"].as_str().unwrap_or("").to_string(),
+            )
         })
         .collect()
 }
@@ -101,9 +104,17 @@ fn disabled_cooldown_budget_and_in_flight_each_skip() {
     assert!(in_flight[0].1.starts_with("cooldown (20 min left)"), "{in_flight:?}");
     host.advance(20 * MIN);
     assert!(turns(&mut s, &host, &c, 1)[0].1.starts_with("a review is already in flight (act-1)"));
-    s.activation_end(&ActivationResult { id: "act-1".into(), status: ActivationStatus::Completed, text: "no skill update".into() });
+    s.activation_end(&ActivationResult {
+        id: "act-1".into(),
+        status: ActivationStatus::Completed,
+        text: "no skill update".into(),
+    });
     assert_eq!(turns(&mut s, &host, &c, 1)[0].0, "start");
-    s.activation_end(&ActivationResult { id: "act-2".into(), status: ActivationStatus::Completed, text: "patched".into() });
+    s.activation_end(&ActivationResult {
+        id: "act-2".into(),
+        status: ActivationStatus::Completed,
+        text: "patched".into(),
+    });
     host.advance(20 * MIN);
     assert!(turns(&mut s, &host, &c, 1)[0].1.starts_with("budget spent (2/2"));
 }
@@ -154,7 +165,9 @@ fn a_reviewer_past_its_timeout_is_aborted_on_tick() {
 fn the_gate_can_skip_a_due_review_which_resets_the_counters() {
     let host = FakeHost::new(0);
     host.add_endpoint("gate", true);
-    host.http_script.borrow_mut().push_back(Ok(HttpResponse { status: 200, body: br#"{"choice":"no","confidence":0.9}"#.to_vec() }));
+    host.http_script
+        .borrow_mut()
+        .push_back(Ok(HttpResponse { status: 200, body: br#"{"choice":"no","confidence":0.9}"#.to_vec() }));
     let c = config(r#"{"review":{"turnInterval":1,"gate":"jev"}}"#);
     let mut s = Scheduler { gate_active: true, ..Default::default() };
     let out = turns(&mut s, &host, &c, 1);
@@ -167,7 +180,11 @@ fn the_gate_can_skip_a_due_review_which_resets_the_counters() {
     let out = turns(&mut s, &host, &c, 1);
     assert_eq!(out[1].0, "start");
     assert_eq!(host.http_requests.borrow().len(), 1);
-    assert!(String::from_utf8(host.file(&Root::State, gate::LOG_PATH).unwrap()).unwrap().contains("fallback: gate cooldown"));
+    assert!(
+        String::from_utf8(host.file(&Root::State, gate::LOG_PATH).unwrap())
+            .unwrap()
+            .contains("fallback: gate cooldown")
+    );
 }
 
 #[test]
@@ -178,7 +195,11 @@ fn tool_output_never_reaches_the_gate() {
     let c = config(r#"{"review":{"turnInterval":1,"gate":"jev"}}"#);
     let mut s = Scheduler { gate_active: true, ..Default::default() };
     let secret = "AKIA-SECRET-IN-TOOL-OUTPUT";
-    s.tool_result(&ctx("s1"), &ToolEvent { tool: "bash".into(), args_json: "{}".into(), ok: true, output: secret.into() }, None);
+    s.tool_result(
+        &ctx("s1"),
+        &ToolEvent { tool: "bash".into(), args_json: "{}".into(), ok: true, output: secret.into() },
+        None,
+    );
     turns(&mut s, &host, &c, 1);
     let body = String::from_utf8(host.http_requests.borrow()[0].body.clone()).unwrap();
     assert!(!body.contains(secret));

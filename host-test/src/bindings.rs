@@ -121,6 +121,7 @@ impl http::Host for HostState {
 
 impl subagent::Host for HostState {
     fn start(&mut self, spec: subagent::Spec) -> Result<String, String> {
+        self.subagents.set_now(self.clock.now_ms());
         self.subagents.start(&subcap::Spec {
             parent_session: spec.parent_session,
             provider: spec.provider,

@@ -210,6 +210,63 @@ impl Plugin {
         self.guarded("command.run", |b, s| b.self_evolve_plugin_command().call_run(s, ctx, args))
     }
 
+    /// Drives child agents for hosts whose provider scripts them (tests, replay): performs the
+    /// tool calls of newly started children through this plugin, as the child, then delivers
+    /// the activations that have finished. Returns the decision lines this caused.
+    pub fn pump_activations(&mut self) -> Result<Vec<String>, CallError> {
+        let mut decisions = Vec::new();
+        let Some(state) = self.sandbox.state_mut() else { return Ok(decisions) };
+        let work = state.subagents.take_work();
+        for child in work {
+            let cwd = self.state().and_then(|s| s.fs.cwd_of(&child.parent_session)).unwrap_or_default();
+            let ctx = CallContext {
+                session: child.parent_session.clone(),
+                agent: child.id.clone(),
+                origin: Origin::Subagent,
+                depth: 1,
+                cwd,
+            };
+            for (tool, args) in &child.calls {
+                let line = if !child.allowed.iter().any(|t| t == tool) {
+                    serde_json::json!({"kind": "tool", "session": ctx.session, "agent": ctx.agent, "tool": tool, "ok": false,
+                        "result": format!("`{tool}` is not among the child's tools {:?}", child.allowed)})
+                } else if tool == "skill" {
+                    let event =
+                        ToolEvent { tool: tool.clone(), args_json: args.clone(), ok: true, output: String::new() };
+                    decisions.extend(self.tool_result(&ctx, &event)?);
+                    serde_json::json!({"kind": "tool", "session": ctx.session, "agent": ctx.agent, "tool": tool, "ok": true, "result": "loaded"})
+                } else {
+                    let result = self.tools_call(&ctx, tool, args)?;
+                    let (ok, text) = match result {
+                        Ok(text) => (true, text),
+                        Err(text) => (false, text),
+                    };
+                    let parsed: serde_json::Value =
+                        serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text));
+                    serde_json::json!({"kind": "tool", "session": ctx.session, "agent": ctx.agent, "tool": tool, "ok": ok, "result": parsed})
+                };
+                decisions.push(line.to_string());
+            }
+        }
+        let now = self.state().map_or(0, |s| s.clock.now_ms());
+        let finished = self.state_mut().map(|s| s.subagents.take_finished(now)).unwrap_or_default();
+        for outcome in finished {
+            use crate::caps::subagent::Status;
+            let result = ActivationResult {
+                id: outcome.id,
+                status: match outcome.status {
+                    Status::Completed => ActivationStatus::Completed,
+                    Status::Failed => ActivationStatus::Failed,
+                    Status::Aborted => ActivationStatus::Aborted,
+                    Status::TimedOut => ActivationStatus::TimedOut,
+                },
+                text: outcome.text,
+            };
+            decisions.extend(self.activation_end(&result)?);
+        }
+        Ok(decisions)
+    }
+
     pub fn check(&mut self, skills: &[SkillInput]) -> Result<Vec<Finding>, CallError> {
         self.guarded("checker.check", |b, s| b.self_evolve_plugin_checker().call_check(s, skills))
     }

@@ -120,6 +120,11 @@ impl FsCap {
         }
     }
 
+    /// The cwd last seen for a session.
+    pub fn cwd_of(&self, session: &str) -> Option<String> {
+        self.cwd_by_session.get(session).cloned()
+    }
+
     /// The real folder behind a root, if mapped.
     pub fn root_path(&self, root: &RootRef) -> Option<PathBuf> {
         match root {

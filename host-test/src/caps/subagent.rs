@@ -29,17 +29,62 @@ pub struct Outcome {
     pub text: String,
 }
 
+/// Tool calls a started child makes, for hosts that run children through the plugin's tools.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChildWork {
+    pub id: String,
+    pub parent_session: String,
+    /// (tool name, arguments JSON), in order.
+    pub calls: Vec<(String, String)>,
+    /// The tools the child may use now (after `restrict-tools`).
+    pub allowed: Vec<String>,
+}
+
 pub trait SubagentProvider: Send {
     fn start(&mut self, spec: &Spec) -> Result<String, String>;
     fn restrict_tools(&mut self, id: &str, tools: &[String]) -> Result<(), String>;
     fn abort(&mut self, id: &str);
     /// Activations that finished by `now_ms`, oldest first; each is returned once.
     fn take_finished(&mut self, now_ms: u64) -> Vec<Outcome>;
+    /// Started children whose tool calls the host should now perform (each returned once).
+    fn take_work(&mut self) -> Vec<ChildWork> {
+        Vec::new()
+    }
+    /// Lets a provider that shares its clock with the host know the time.
+    fn set_now(&mut self, _now_ms: u64) {}
 }
 
-/// What a scripted activation does: its final text and how long it runs.
+/// A provider shared with the code that scripts it (tests, the replay driver).
+impl<T: SubagentProvider> SubagentProvider for std::sync::Arc<std::sync::Mutex<T>> {
+    fn start(&mut self, spec: &Spec) -> Result<String, String> {
+        self.lock().map_err(|_| "provider lock poisoned".to_string())?.start(spec)
+    }
+    fn restrict_tools(&mut self, id: &str, tools: &[String]) -> Result<(), String> {
+        self.lock().map_err(|_| "provider lock poisoned".to_string())?.restrict_tools(id, tools)
+    }
+    fn abort(&mut self, id: &str) {
+        if let Ok(mut p) = self.lock() {
+            p.abort(id)
+        }
+    }
+    fn take_finished(&mut self, now_ms: u64) -> Vec<Outcome> {
+        self.lock().map(|mut p| p.take_finished(now_ms)).unwrap_or_default()
+    }
+    fn take_work(&mut self) -> Vec<ChildWork> {
+        self.lock().map(|mut p| p.take_work()).unwrap_or_default()
+    }
+    fn set_now(&mut self, now_ms: u64) {
+        if let Ok(mut p) = self.lock() {
+            p.set_now(now_ms)
+        }
+    }
+}
+
+/// What a scripted activation does: its tool calls, its final text and how long it runs.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Script {
+    /// (tool name, arguments JSON), performed by the host through the plugin's tools.
+    pub calls: Vec<(String, String)>,
     pub text: String,
     pub delay_ms: u64,
 }
@@ -53,6 +98,7 @@ pub struct Activation {
     pub tools: Vec<String>,
     pub aborted: bool,
     pub delivered: bool,
+    pub worked: bool,
 }
 
 /// Answers activations from a queue of scripts (none queued: "no skill update").
@@ -78,7 +124,8 @@ impl SubagentProvider for ScriptedProvider {
             return Err(reason.clone());
         }
         let id = format!("act-{}", self.activations.len() + 1);
-        let script = self.queue.pop_front().unwrap_or(Script { text: "no skill update".into(), delay_ms: 0 });
+        let script =
+            self.queue.pop_front().unwrap_or(Script { calls: Vec::new(), text: "no skill update".into(), delay_ms: 0 });
         self.activations.push(Activation {
             id: id.clone(),
             spec: spec.clone(),
@@ -87,6 +134,7 @@ impl SubagentProvider for ScriptedProvider {
             tools: spec.tools.clone(),
             aborted: false,
             delivered: false,
+            worked: false,
         });
         Ok(id)
     }
@@ -102,6 +150,24 @@ impl SubagentProvider for ScriptedProvider {
         if let Some(activation) = self.activations.iter_mut().find(|a| a.id == id && !a.delivered) {
             activation.aborted = true;
         }
+    }
+
+    fn take_work(&mut self) -> Vec<ChildWork> {
+        let mut out = Vec::new();
+        for a in self.activations.iter_mut().filter(|a| !a.worked && !a.aborted) {
+            a.worked = true;
+            out.push(ChildWork {
+                id: a.id.clone(),
+                parent_session: a.spec.parent_session.clone(),
+                calls: a.script.calls.clone(),
+                allowed: a.tools.clone(),
+            });
+        }
+        out
+    }
+
+    fn set_now(&mut self, now_ms: u64) {
+        self.now_ms = now_ms;
     }
 
     fn take_finished(&mut self, now_ms: u64) -> Vec<Outcome> {
@@ -137,7 +203,7 @@ mod tests {
     #[test]
     fn scripts_are_taken_in_order_and_default_to_no_update() {
         let mut p = ScriptedProvider::default();
-        p.push(Script { text: "patched".into(), delay_ms: 0 });
+        p.push(Script { text: "patched".into(), ..Default::default() });
         let a = p.start(&spec()).unwrap();
         let b = p.start(&spec()).unwrap();
         let done = p.take_finished(0);
@@ -149,8 +215,8 @@ mod tests {
     #[test]
     fn delayed_activations_finish_later_or_are_aborted() {
         let mut p = ScriptedProvider { now_ms: 100, ..Default::default() };
-        p.push(Script { text: "late".into(), delay_ms: 50 });
-        p.push(Script { text: "never".into(), delay_ms: 1_000 });
+        p.push(Script { text: "late".into(), delay_ms: 50, ..Default::default() });
+        p.push(Script { text: "never".into(), delay_ms: 1_000, ..Default::default() });
         let a = p.start(&spec()).unwrap();
         let b = p.start(&spec()).unwrap();
         assert!(p.take_finished(149).is_empty());
