@@ -58,8 +58,25 @@ case "${1:-build}" in
     test) build; run_tests ;;
     demo)
         build
-        step "demo: load the component and show its capability manifest and activation report"
-        cargo run -q -p self-evolve-host --bin self-evolve --locked -- inspect --wasm "$OUT" --init
+        step "building the self-evolve CLI"
+        cargo build -q -p self-evolve-host --bin self-evolve --locked
+        CLI=target/debug/self-evolve
+        HOME_DIR=$(mktemp -d "${TMPDIR:-/tmp}/self-evolve-demo.XXXXXX")
+        mkdir -p "$HOME_DIR/skills"
+        cp -R examples/library/. "$HOME_DIR/skills/"
+        step "the capability manifest"
+        "$CLI" inspect --wasm "$OUT"
+        step "replaying examples/session.jsonl into $HOME_DIR (gate answers: examples/gate-replies.json)"
+        "$CLI" --wasm "$OUT" replay examples/session.jsonl --home "$HOME_DIR" --gate-replies examples/gate-replies.json --start now
+        step "the library after the session"
+        "$CLI" --wasm "$OUT" skills --home "$HOME_DIR" list
+        step "writes still waiting for approval"
+        "$CLI" --wasm "$OUT" skills --home "$HOME_DIR" pending
+        step "gates.jsonl"
+        cat "$HOME_DIR/self-evolve/gates.jsonl"
+        step "gate-stats over it"
+        "$CLI" gate-stats "$HOME_DIR/self-evolve/gates.jsonl"
+        printf '\nThe demo home is kept at %s\n' "$HOME_DIR"
         ;;
     *)
         echo "usage: ./build.sh [build|test|demo]" >&2

@@ -15,7 +15,7 @@ pub const USAGE: &str = "usage: /skills <subcommand> [--json]
   show NAME                                       one skill's file and state
   pending                                         staged writes waiting for approval
   diff ID                                         a staged write's unified diff
-  approve ID | reject ID                          apply or discard a staged write
+  approve ID | reject ID                          apply or discard a staged write (ID may be `latest`)
   review on|off|now|status                        background reviews
   approval on|off                                 stage every write for approval
   help                                            this message
@@ -57,7 +57,8 @@ pub(crate) fn run(host: &impl Host, active: &mut Active, ctx: &CallContext, args
             answer(a.json, json!({"id": id, "diff": diff}), || diff.clone())
         }
         Some("approve") => {
-            let id = one_arg(rest, "approve ID")?;
+            let id = resolve_id(host, one_arg(rest, "approve ID")?)?;
+            let id = id.as_str();
             let manifest =
                 approval::approve(host, id).map_err(|e| format!("{} ({}): {}", e.message, e.code, e.hint))?;
             active.cache.forget(&manifest.root(), &manifest.path);
@@ -78,7 +79,8 @@ pub(crate) fn run(host: &impl Host, active: &mut Active, ctx: &CallContext, args
             )
         }
         Some("reject") => {
-            let id = one_arg(rest, "reject ID")?;
+            let id = resolve_id(host, one_arg(rest, "reject ID")?)?;
+            let id = id.as_str();
             let manifest = approval::reject(host, id).map_err(|e| e.message)?;
             let text = format!("rejected {}: {} {} discarded", manifest.id, manifest.operation, manifest.path);
             answer(a.json, json!({"rejected": manifest.id}), || text)
@@ -87,6 +89,14 @@ pub(crate) fn run(host: &impl Host, active: &mut Active, ctx: &CallContext, args
         Some("show") => show(host, ctx, one_arg(rest, "show NAME")?, a.json),
         Some(other) => Err(usage_error(&format!("unknown subcommand `{other}`"))),
     }
+}
+
+/// `latest` names the newest staged write.
+fn resolve_id(host: &impl Host, id: &str) -> Result<String, String> {
+    if id != "latest" {
+        return Ok(id.to_string());
+    }
+    approval::list(host).last().map(|m| m.id.clone()).ok_or_else(|| "no staged writes".to_string())
 }
 
 fn one_arg<'a>(rest: &[&'a str], shape: &str) -> Result<&'a str, String> {

@@ -53,7 +53,7 @@ pub const KEYS: &[KeySpec] = &[
     KeySpec {
         path: "duplicateThreshold",
         kind: Kind::Float { min: 0.1, max: 1.0 },
-        default: DefaultValue::Float(0.7),
+        default: DefaultValue::Float(0.6),
         doc: "Similarity (0–1) of name and description above which `create` is refused as a duplicate.",
     },
     KeySpec {

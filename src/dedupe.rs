@@ -1,6 +1,6 @@
-//! Lexical duplicate detection for `create`: name tokens (order-free) and description terms
-//! weighted by how rare they are in the library, so reworded twins score high and skills that
-//! only share common words score low.
+//! Lexical duplicate detection for `create`: name tokens (order-free containment) and
+//! description terms weighted by how rare they are in the library (Dice), so reworded twins
+//! score high and skills that only share common words score low.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -167,15 +167,17 @@ impl<'a> Index<'a> {
             .into_iter()
             .map(|i| {
                 let other = self.terms[i as usize];
+                // Names: containment, so `deploy-staging` inside `staging-deploy-order` counts fully.
                 let name_common = count_common(&name_ids, &other.name);
-                let name_union = name_ids.len() + name_unknown + other.name.len() - name_common;
-                let name_score = if name_union == 0 { 0.0 } else { name_common as f64 / name_union as f64 };
+                let smaller = (name_ids.len() + name_unknown).min(other.name.len());
+                let name_score = if smaller == 0 { 0.0 } else { name_common as f64 / smaller as f64 };
+                // Descriptions: rarity-weighted Dice over their terms.
                 let common: f64 = common_ids(&ids, &other.all).map(|t| self.weight(t)).sum();
                 let other_weight: f64 = other.all.iter().map(|&t| self.weight(t)).sum();
-                let union = proposal_weight + other_weight - common;
-                let description_score = if union == 0.0 { 0.0 } else { common / union };
-                // Descriptions say more than names; identical names alone are not enough.
-                let score = 0.35 * name_score + 0.65 * description_score;
+                let total = proposal_weight + other_weight;
+                let description_score = if total == 0.0 { 0.0 } else { 2.0 * common / total };
+                // Identical names alone are not enough; nor are descriptions alone.
+                let score = 0.45 * name_score + 0.55 * description_score;
                 Match {
                     name: self.names[i as usize].to_string(),
                     score: round(score),
@@ -276,6 +278,22 @@ mod tests {
         assert!(best.score < 0.5, "{best:?}");
         let unrelated = c("slack-gif", "Make animated GIFs small enough for Slack emoji and messages.");
         assert!(closest_among(&lib, &unrelated, 1).first().is_none_or(|m| m.score < 0.2));
+    }
+
+    #[test]
+    fn a_narrower_name_for_the_same_task_is_a_duplicate() {
+        let mut lib = library();
+        lib[0] = c(
+            "deploy-staging",
+            "Deploy the web app to the staging environment and check it came up. Use when asked to deploy or ship to staging.",
+        );
+        let p = c(
+            "staging-deploy-order",
+            "Deploy the web app to staging: migrate first, then deploy and wait. Use when deploying to staging.",
+        );
+        let best = &closest_among(&lib, &p, 1)[0];
+        assert_eq!((best.name.as_str(), best.name_score), ("deploy-staging", 1.0));
+        assert!(best.score >= 0.6, "{best:?}");
     }
 
     #[test]

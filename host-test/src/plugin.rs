@@ -234,7 +234,11 @@ impl Plugin {
                     let event =
                         ToolEvent { tool: tool.clone(), args_json: args.clone(), ok: true, output: String::new() };
                     decisions.extend(self.tool_result(&ctx, &event)?);
-                    serde_json::json!({"kind": "tool", "session": ctx.session, "agent": ctx.agent, "tool": tool, "ok": true, "result": "loaded"})
+                    let name = serde_json::from_str::<serde_json::Value>(args)
+                        .ok()
+                        .and_then(|v| v["name"].as_str().map(str::to_string));
+                    serde_json::json!({"kind": "tool", "session": ctx.session, "agent": ctx.agent, "tool": tool, "ok": true,
+                        "result": format!("loaded {}", name.unwrap_or_default())})
                 } else {
                     let result = self.tools_call(&ctx, tool, args)?;
                     let (ok, text) = match result {

@@ -2,7 +2,7 @@
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
-use self_evolve_host::{HostConfig, Plugin};
+use self_evolve_host::{Clock, HostConfig, Plugin};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -34,24 +34,45 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// The /skills command: list, show, pending, diff, approve, reject, review, … (Not built yet.)
+    /// The /skills command against a home folder: list, show, pending, diff, approve, reject,
+    /// review, approval, … (`self-evolve skills help` lists them).
     Skills {
+        /// The home holding skills/ and self-evolve/ (default $SELF_EVOLVE_HOME or ~/.dsh).
+        #[arg(long)]
+        home: Option<PathBuf>,
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
-    /// Summarise a gates.jsonl log and compare thresholds. (Not built yet.)
+    /// Summarise a gates.jsonl log: decision split, fallback reasons, `no`-confidence and
+    /// latency percentiles, and what each confidentNo from 0.50 to 1.00 would have skipped.
     GateStats {
         file: PathBuf,
         #[arg(long)]
         json: bool,
     },
-    /// Drive a recorded session (JSONL) through the plugin with a manual clock. (Not built yet.)
+    /// Drive a recorded session (JSONL, see DESIGN.md) through the plugin with a manual clock
+    /// and a scripted reviewer; print a narrated timeline, or every decision as JSON (--json).
     Replay {
         file: PathBuf,
+        /// Home to replay into (default: a fresh temporary folder, printed at the end).
         #[arg(long)]
         home: Option<PathBuf>,
         #[arg(long)]
         json: bool,
+        /// URL of the `gate` endpoint (for review.gate = jev).
+        #[arg(long)]
+        gate: Option<String>,
+        /// Environment variable holding the gate's credential.
+        #[arg(long, requires = "gate")]
+        gate_key_env: Option<String>,
+        /// Serve the `gate` endpoint on 127.0.0.1 from a JSON list of replies, one per request:
+        /// {"status": 200, "body": {...}}, {"status": 429}, {"reset": true}, {"delayMs": N, …}.
+        #[arg(long, conflicts_with = "gate")]
+        gate_replies: Option<PathBuf>,
+        /// Wall-clock time of t = 0: `now`, or milliseconds since the Unix epoch
+        /// (default 1767225600000, 2026-01-01T00:00:00Z, for reproducible output).
+        #[arg(long)]
+        start: Option<String>,
     },
     /// Print configuration.
     Config {
@@ -70,11 +91,6 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
-}
-
-fn not_built(what: &str) -> Result<ExitCode> {
-    eprintln!("self-evolve: `{what}` is not built yet in this version; see the README's status section.");
-    Ok(ExitCode::from(2))
 }
 
 fn run(cli: Cli) -> Result<ExitCode> {
@@ -96,9 +112,93 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let failed = self_evolve_host::cli::check::run(&mut plugin, &dirs, json)?;
             Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
         }
-        Command::Skills { .. } => not_built("skills"),
-        Command::GateStats { .. } => not_built("gate-stats"),
-        Command::Replay { .. } => not_built("replay"),
+        Command::Skills { home, args } => {
+            let home = home.unwrap_or_else(self_evolve_host::cli::home::default_home);
+            let config = HostConfig { fs: self_evolve_host::cli::home::fs_config(&home), ..HostConfig::default() };
+            let mut plugin = Plugin::load(&cli.wasm, config)?;
+            let services: Vec<String> = ["commands", "agents", "subagents"].iter().map(|s| s.to_string()).collect();
+            plugin.init("{}", &services)?.map_err(|e| anyhow::anyhow!("{}: {}", e.key, e.message))?;
+            let ctx = self_evolve_host::user_context("cli");
+            match plugin.command(&ctx, &args.join(" "))? {
+                Ok(text) => {
+                    println!("{text}");
+                    Ok(ExitCode::SUCCESS)
+                }
+                Err(text) => {
+                    eprintln!("{text}");
+                    Ok(ExitCode::from(2))
+                }
+            }
+        }
+        Command::GateStats { file, json } => {
+            let reader = std::io::BufReader::with_capacity(
+                1 << 20,
+                std::fs::File::open(&file).with_context(|| format!("opening {}", file.display()))?,
+            );
+            let stats = self_evolve_host::cli::gate_stats::summarize(reader)?;
+            if json {
+                println!("{}", stats.to_json());
+            } else {
+                print!("{}", stats.to_text());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Replay { file, home, json, gate, gate_key_env, gate_replies, start } => {
+            use self_evolve_host::cli::replay;
+            let events = replay::read_events(&file)?;
+            // Kept alive for the whole replay; stops when dropped.
+            let server = match &gate_replies {
+                Some(path) => Some(replay::serve_gate_replies(path)?),
+                None => None,
+            };
+            let gate = gate.or_else(|| server.as_ref().map(|s| s.url()));
+            let home = match home {
+                Some(home) => home,
+                None => {
+                    let nanos =
+                        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+                    std::env::temp_dir().join(format!("self-evolve-replay-{}-{nanos}", std::process::id()))
+                }
+            };
+            std::fs::create_dir_all(&home).with_context(|| format!("creating {}", home.display()))?;
+            let start_ms = match start.as_deref() {
+                None => replay::EPOCH_MS,
+                Some("now") => self_evolve_host::SystemClock.now_ms(),
+                Some(ms) => {
+                    ms.parse().with_context(|| format!("--start: expected `now` or milliseconds, found `{ms}`"))?
+                }
+            };
+            let options = replay::Options {
+                start_ms,
+                home: home.clone(),
+                json,
+                wasm: cli.wasm.clone(),
+                gate: gate.map(|g| (g, gate_key_env)),
+            };
+            let stdout = std::io::stdout();
+            let mut out = std::io::BufWriter::new(stdout.lock());
+            let summary = replay::replay(&events, &options, &mut out)?;
+            drop(out);
+            if !json {
+                let count = |kind: &str, action: &str| {
+                    summary
+                        .decisions
+                        .iter()
+                        .filter(|d| d["kind"] == kind && (action.is_empty() || d["action"] == action))
+                        .count()
+                };
+                println!(
+                    "\n{} events replayed: {} reviews started, {} skipped, {} gate decisions, {} tool calls\nhome: {}",
+                    summary.events,
+                    count("review", "start"),
+                    count("review", "skip"),
+                    count("gate", ""),
+                    count("tool", ""),
+                    home.display()
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 

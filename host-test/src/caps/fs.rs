@@ -61,6 +61,8 @@ pub struct ProjectRoots {
     pub markers: Vec<String>,
     /// The skills folder inside a discovered project.
     pub skills_subdir: PathBuf,
+    /// Where sessions with neither an explicit mapping nor a discovered project go (replays).
+    pub default_project: Option<PathBuf>,
 }
 
 impl Default for ProjectRoots {
@@ -70,6 +72,7 @@ impl Default for ProjectRoots {
             discover: true,
             markers: vec![".git".into(), ".dsh".into()],
             skills_subdir: PathBuf::from(".dsh/skills"),
+            default_project: None,
         }
     }
 }
@@ -135,16 +138,14 @@ impl FsCap {
                 if let Some(path) = projects.sessions.get(session) {
                     return Some(path.clone());
                 }
-                if !projects.discover {
-                    return None;
-                }
-                let cwd = Path::new(self.cwd_by_session.get(session)?);
-                if !cwd.is_absolute() {
-                    return None;
-                }
-                cwd.ancestors()
-                    .find(|dir| projects.markers.iter().any(|m| dir.join(m).exists()))
-                    .map(|project| project.join(&projects.skills_subdir))
+                let discovered = projects
+                    .discover
+                    .then(|| self.cwd_by_session.get(session).map(Path::new))
+                    .flatten()
+                    .filter(|cwd| cwd.is_absolute())
+                    .and_then(|cwd| cwd.ancestors().find(|dir| projects.markers.iter().any(|m| dir.join(m).exists())))
+                    .map(|project| project.join(&projects.skills_subdir));
+                discovered.or_else(|| projects.default_project.clone())
             }
         }
     }

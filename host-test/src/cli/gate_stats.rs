@@ -1,0 +1,225 @@
+//! `self-evolve gate-stats FILE`: summarises gates.jsonl — decision split, sources, fallback
+//! reasons, `no`-confidence and latency percentiles, and how many decisions each candidate
+//! threshold would have skipped. Streams the file; malformed lines are counted, never fatal.
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::io::BufRead;
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Line<'a> {
+    #[serde(borrow)]
+    decision: &'a str,
+    #[serde(borrow)]
+    source: &'a str,
+    #[serde(borrow, default)]
+    reason: std::borrow::Cow<'a, str>,
+    #[serde(borrow, default)]
+    choice: Option<&'a str>,
+    #[serde(default)]
+    confidence: Option<f64>,
+    #[serde(default)]
+    latency_ms: Option<f64>,
+}
+
+#[derive(Debug, Default)]
+pub struct Stats {
+    pub total: u64,
+    pub malformed: u64,
+    pub decisions: BTreeMap<String, u64>,
+    pub sources: BTreeMap<String, u64>,
+    pub fallbacks: BTreeMap<String, u64>,
+    no_confidence: Vec<f32>,
+    latency: Vec<u32>,
+}
+
+/// The fallback's kind without its details: "fallback: network error (reset)" → "fallback: network error".
+fn fallback_kind(reason: &str) -> String {
+    let cut = reason.find(" (").unwrap_or(reason.len());
+    reason[..cut].trim().to_string()
+}
+
+pub fn summarize(reader: impl BufRead) -> std::io::Result<Stats> {
+    let mut stats = Stats::default();
+    let mut buf = String::new();
+    let mut reader = reader;
+    loop {
+        buf.clear();
+        if reader.read_line(&mut buf)? == 0 {
+            break;
+        }
+        let text = buf.trim();
+        if text.is_empty() {
+            continue;
+        }
+        stats.total += 1;
+        let Ok(line) = serde_json::from_str::<Line>(text) else {
+            stats.malformed += 1;
+            continue;
+        };
+        *stats.decisions.entry(line.decision.to_string()).or_default() += 1;
+        *stats.sources.entry(line.source.to_string()).or_default() += 1;
+        if line.reason.starts_with("fallback:") {
+            *stats.fallbacks.entry(fallback_kind(&line.reason)).or_default() += 1;
+        }
+        if line.choice == Some("no")
+            && let Some(c) = line.confidence
+        {
+            stats.no_confidence.push(c as f32);
+        }
+        if line.source == "jev"
+            && let Some(ms) = line.latency_ms
+        {
+            stats.latency.push(ms.max(0.0).min(f64::from(u32::MAX)) as u32);
+        }
+    }
+    stats.no_confidence.sort_by(f32::total_cmp);
+    stats.latency.sort_unstable();
+    Ok(stats)
+}
+
+fn percentile<T: Copy + Into<f64>>(sorted: &[T], p: f64) -> Option<f64> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let rank = ((p / 100.0) * (sorted.len() - 1) as f64).round() as usize;
+    Some(sorted[rank.min(sorted.len() - 1)].into())
+}
+
+fn round(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+impl Stats {
+    /// For each threshold 0.50, 0.55, … 1.00: decisions a confident `no` at that bar would skip.
+    pub fn thresholds(&self) -> Vec<(f64, u64)> {
+        (0..=10)
+            .map(|i| {
+                let t = 0.5 + 0.05 * f64::from(i);
+                let t = (t * 100.0).round() / 100.0;
+                let below = self.no_confidence.partition_point(|&c| f64::from(c) < t - 1e-9);
+                (t, (self.no_confidence.len() - below) as u64)
+            })
+            .collect()
+    }
+
+    pub fn to_json(&self) -> Value {
+        let pct = |sorted: &[f32]| {
+            json!({
+                "count": sorted.len(),
+                "p10": percentile(sorted, 10.0).map(round), "p25": percentile(sorted, 25.0).map(round),
+                "p50": percentile(sorted, 50.0).map(round), "p75": percentile(sorted, 75.0).map(round),
+                "p90": percentile(sorted, 90.0).map(round),
+            })
+        };
+        json!({
+            "total": self.total,
+            "decisions": self.decisions,
+            "sources": self.sources,
+            "fallbacks": self.fallbacks,
+            "noConfidence": pct(&self.no_confidence),
+            "latencyMs": {
+                "count": self.latency.len(),
+                "p50": percentile(&self.latency, 50.0), "p90": percentile(&self.latency, 90.0),
+                "p99": percentile(&self.latency, 99.0), "max": self.latency.last(),
+            },
+            "thresholds": self.thresholds().iter().map(|(t, n)| json!({"threshold": t, "skipped": n})).collect::<Vec<_>>(),
+            "malformed": self.malformed,
+        })
+    }
+
+    pub fn to_text(&self) -> String {
+        let v = self.to_json();
+        let mut out =
+            format!("{} decisions ({} malformed lines skipped)\n", self.total - self.malformed, self.malformed);
+        let share =
+            |n: u64| if self.total == 0 { 0.0 } else { 100.0 * n as f64 / (self.total - self.malformed).max(1) as f64 };
+        out.push_str("\ndecisions\n");
+        for (k, n) in &self.decisions {
+            out.push_str(&format!("  {k:<10} {n:>9}  {:>5.1}%\n", share(*n)));
+        }
+        out.push_str("\nsources\n");
+        for (k, n) in &self.sources {
+            out.push_str(&format!("  {k:<10} {n:>9}  {:>5.1}%\n", share(*n)));
+        }
+        if !self.fallbacks.is_empty() {
+            out.push_str("\nfallback reasons\n");
+            for (k, n) in &self.fallbacks {
+                out.push_str(&format!("  {n:>9}  {k}\n"));
+            }
+        }
+        let show = |x: &Value| if x.is_null() { "-".to_string() } else { x.to_string() };
+        let nc = &v["noConfidence"];
+        out.push_str(&format!(
+            "\n`no` confidence ({} answers)  p10 {}  p25 {}  p50 {}  p75 {}  p90 {}\n",
+            nc["count"],
+            show(&nc["p10"]),
+            show(&nc["p25"]),
+            show(&nc["p50"]),
+            show(&nc["p75"]),
+            show(&nc["p90"])
+        ));
+        let l = &v["latencyMs"];
+        out.push_str(&format!(
+            "gate latency ms ({} calls)  p50 {}  p90 {}  p99 {}  max {}\n",
+            l["count"],
+            show(&l["p50"]),
+            show(&l["p90"]),
+            show(&l["p99"]),
+            show(&l["max"])
+        ));
+        out.push_str("\nconfidentNo  would skip\n");
+        for (t, n) in self.thresholds() {
+            out.push_str(&format!("  {t:>9.2}  {n:>10}\n"));
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LOG: &str = r#"{"at":"2026-10-28T15:48:45.785Z","session":"s","turn":4,"decision":"review","source":"jev","reason":"yes (confidence 0.92)","choice":"yes","confidence":0.92,"probability":0.95,"toolCalls":25,"latencyMs":239,"threshold":0.75}
+{"at":"2026-10-28T15:49:45.785Z","session":"s","turn":5,"decision":"skip","source":"jev","reason":"no (confidence 0.80)","choice":"no","confidence":0.8,"probability":0.9,"toolCalls":3,"latencyMs":120,"threshold":0.75}
+{"at":"2026-10-28T15:50:45.785Z","session":"s","turn":6,"decision":"review","source":"jev","reason":"no (confidence 0.60)","choice":"no","confidence":0.6,"probability":0.6,"toolCalls":3,"latencyMs":150,"threshold":0.75}
+{"at":"2026-10-28T15:51:45.785Z","session":"s","turn":7,"decision":"review","source":"counters","reason":"fallback: network error (connection reset)","choice":null,"confidence":null,"probability":null,"toolCalls":3,"latencyMs":2,"threshold":0.75}
+{"at":"2026-10-28T15:52:45.785Z","session":"s","turn":8,"decision":"review","source":"counters","reason":"fallback: http 503 after one retry","choice":null,"confidence":null,"probability":null,"toolCalls":3,"latencyMs":2,"threshold":0.75}
+this line is not json
+{"decision":"review"}
+"#;
+
+    #[test]
+    fn summarises_decisions_fallbacks_percentiles_and_thresholds() {
+        let stats = summarize(LOG.as_bytes()).unwrap();
+        let v = stats.to_json();
+        assert_eq!(v["total"], 7);
+        assert_eq!(v["malformed"], 2);
+        assert_eq!(v["decisions"], json!({"review": 4, "skip": 1}));
+        assert_eq!(v["sources"], json!({"counters": 2, "jev": 3}));
+        assert_eq!(v["fallbacks"], json!({"fallback: http 503 after one retry": 1, "fallback: network error": 1}));
+        assert_eq!(v["noConfidence"]["count"], 2);
+        assert_eq!(v["latencyMs"]["max"], 239);
+        let thresholds = v["thresholds"].as_array().unwrap();
+        assert_eq!(thresholds.len(), 11);
+        assert_eq!(thresholds[0], json!({"threshold": 0.5, "skipped": 2}));
+        assert_eq!(thresholds[2], json!({"threshold": 0.6, "skipped": 2}));
+        assert_eq!(thresholds[3], json!({"threshold": 0.65, "skipped": 1}));
+        assert_eq!(thresholds[10], json!({"threshold": 1.0, "skipped": 0}));
+        let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
+        assert_eq!(
+            keys,
+            ["decisions", "fallbacks", "latencyMs", "malformed", "noConfidence", "sources", "thresholds", "total"]
+        );
+        assert!(stats.to_text().contains("confidentNo  would skip"));
+    }
+
+    #[test]
+    fn an_empty_log_is_fine() {
+        let stats = summarize("".as_bytes()).unwrap();
+        assert_eq!(stats.to_json()["total"], 0);
+        assert!(stats.to_text().starts_with("0 decisions"));
+    }
+}

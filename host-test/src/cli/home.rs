@@ -1,0 +1,43 @@
+//! The on-disk home the CLI works on: `<home>/skills` (user scope), `<home>/self-evolve`
+//! (state), and for replays one project at `<home>/project/.dsh/skills`.
+
+use crate::caps::fs::{FsConfig, ProjectRoots};
+use std::path::{Path, PathBuf};
+
+/// `$SELF_EVOLVE_HOME`, else `~/.dsh` (the layout of seed 002's on-disk contract).
+pub fn default_home() -> PathBuf {
+    if let Some(home) = std::env::var_os("SELF_EVOLVE_HOME") {
+        return PathBuf::from(home);
+    }
+    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".dsh")).unwrap_or_else(|| PathBuf::from(".dsh"))
+}
+
+pub fn user_skills(home: &Path) -> PathBuf {
+    home.join("skills")
+}
+
+pub fn state(home: &Path) -> PathBuf {
+    home.join("self-evolve")
+}
+
+pub fn replay_project(home: &Path) -> PathBuf {
+    home.join("project/.dsh/skills")
+}
+
+/// Roots for operator commands: projects discovered from the current directory.
+pub fn fs_config(home: &Path) -> FsConfig {
+    let projects = ProjectRoots {
+        default_project: std::env::current_dir().ok().and_then(|cwd| {
+            cwd.ancestors().find(|d| d.join(".git").exists() || d.join(".dsh").is_dir()).map(|p| p.join(".dsh/skills"))
+        }),
+        ..ProjectRoots::default()
+    };
+    FsConfig { user_skills: Some(user_skills(home)), state: Some(state(home)), projects }
+}
+
+/// Roots for a replay: every session works in the one replay project.
+pub fn replay_fs_config(home: &Path) -> FsConfig {
+    let projects =
+        ProjectRoots { discover: false, default_project: Some(replay_project(home)), ..ProjectRoots::default() };
+    FsConfig { user_skills: Some(user_skills(home)), state: Some(state(home)), projects }
+}
