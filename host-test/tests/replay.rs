@@ -1,0 +1,118 @@
+//! `self-evolve replay` end to end on the shipped example: the real binary, the real component,
+//! a scripted gate on 127.0.0.1. Decisions are asserted, and two runs give identical output.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn fresh_home() -> tempfile::TempDir {
+    let home = tempfile::tempdir().unwrap();
+    copy_dir(&root().join("examples/library"), &home.path().join("skills"));
+    home
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap().flatten() {
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+fn replay(home: &Path, file: &Path) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_self-evolve"))
+        .arg("--wasm")
+        .arg(root().join("dist/self-evolve.wasm"))
+        .arg("replay")
+        .arg(file)
+        .arg("--json")
+        .arg("--home")
+        .arg(home)
+        .arg("--gate-replies")
+        .arg(root().join("examples/gate-replies.json"))
+        .env("SELF_EVOLVE_CACHE_DIR", env!("CARGO_TARGET_TMPDIR"))
+        .output()
+        .unwrap();
+    (out.status.success(), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
+}
+
+#[test]
+fn the_example_session_makes_the_expected_decisions() {
+    let home = fresh_home();
+    let (ok, stdout, stderr) = replay(home.path(), &root().join("examples/session.jsonl"));
+    assert!(ok, "{stderr}");
+    let decisions: Vec<Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let reviews = |action: &str| -> Vec<(u64, String)> {
+        decisions
+            .iter()
+            .filter(|d| d["kind"] == "review" && d["action"] == action)
+            .map(|d| (d["turn"].as_u64().unwrap(), d["reason"].as_str().unwrap_or("").to_string()))
+            .collect()
+    };
+    let started: Vec<u64> = reviews("start").iter().map(|r| r.0).collect();
+    assert_eq!(started, [4, 13, 17]);
+    let skips = reviews("skip");
+    assert!(skips.iter().any(|(t, r)| *t == 8 && r.starts_with("cooldown")), "{skips:?}");
+    assert!(skips.iter().any(|(t, r)| *t == 9 && r == "gate: no (confidence 0.86)"), "{skips:?}");
+    assert_eq!(reviews("abort").len(), 1, "the overrunning third reviewer is aborted");
+
+    let gates: Vec<&Value> = decisions.iter().filter(|d| d["kind"] == "gate").collect();
+    let sources: Vec<&str> = gates.iter().map(|g| g["source"].as_str().unwrap()).collect();
+    assert_eq!(sources, ["jev", "jev", "jev", "counters"]);
+    assert!(gates[3]["reason"].as_str().unwrap().starts_with("fallback: network error"));
+
+    let refusals: Vec<&str> = decisions
+        .iter()
+        .filter(|d| d["kind"] == "tool" && d["ok"] == false)
+        .filter_map(|d| d["result"]["code"].as_str())
+        .collect();
+    assert_eq!(refusals, ["duplicate", "secret-found", "not-owned"]);
+    let staged = decisions.iter().filter(|d| d["kind"] == "tool" && d["result"]["status"] == "staged").count();
+    assert_eq!(staged, 3);
+    assert!(
+        decisions.iter().any(|d| d["kind"] == "command"
+            && d["ok"] == true
+            && d["output"].as_str().unwrap().starts_with("approved"))
+    );
+
+    let deploy = std::fs::read_to_string(home.path().join("skills/deploy-staging/SKILL.md")).unwrap();
+    assert!(deploy.contains("Run the database migrations first"), "the approved patch is on disk");
+    let node = std::fs::read_to_string(home.path().join("skills/node-tooling/SKILL.md")).unwrap();
+    assert!(node.contains("npm install"), "the unapproved patch is still staged, not written");
+    let gates_log = std::fs::read_to_string(home.path().join("self-evolve/gates.jsonl")).unwrap();
+    assert_eq!(gates_log.lines().count(), 4);
+}
+
+#[test]
+fn replays_are_reproducible() {
+    let (a, b) = (fresh_home(), fresh_home());
+    let file = root().join("examples/session.jsonl");
+    let (_, first, _) = replay(a.path(), &file);
+    let (_, second, _) = replay(b.path(), &file);
+    assert!(!first.is_empty());
+    assert_eq!(first, second);
+}
+
+#[test]
+fn a_bad_line_is_named_and_nothing_is_replayed() {
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join("bad.jsonl");
+    std::fs::write(
+        &file,
+        "{\"t\":0,\"type\":\"user\",\"session\":\"s\",\"text\":\"hi\"}\n{\"t\":1,\"type\":\"telepathy\"}\n",
+    )
+    .unwrap();
+    let (ok, stdout, stderr) = replay(&home.path().join("h"), &file);
+    assert!(!ok);
+    assert!(stdout.is_empty());
+    assert!(stderr.contains("bad.jsonl:2: not a replay event"), "{stderr}");
+    assert!(!home.path().join("h").exists(), "nothing was created");
+}
