@@ -16,6 +16,9 @@ pub const USAGE: &str = "usage: /skills <subcommand> [--json]
   pending                                         staged writes waiting for approval
   diff ID                                         a staged write's unified diff
   approve ID | reject ID                          apply or discard a staged write (ID may be `latest`)
+  pin NAME | unpin NAME                           keep a skill out of the curator's reach
+  archive NAME | restore NAME                     retire a skill to the archive, or bring it back
+  curator [run] [--dry-run]                       the last curator report; `run` runs a pass now
   review on|off|now|status                        background reviews
   approval on|off                                 stage every write for approval
   help                                            this message
@@ -86,6 +89,28 @@ pub(crate) fn run(host: &impl Host, active: &mut Active, ctx: &CallContext, args
             answer(a.json, json!({"rejected": manifest.id}), || text)
         }
         Some("list") => list(host, active, ctx, rest, a.json),
+        Some("pin") => pin(host, active, ctx, one_arg(rest, "pin NAME")?, true, a.json),
+        Some("unpin") => pin(host, active, ctx, one_arg(rest, "unpin NAME")?, false, a.json),
+        Some("archive") => {
+            let name = one_arg(rest, "archive NAME")?;
+            let (location, skill) = owned_skill(host, ctx, name)?;
+            if skill.is_pinned() {
+                return Err(format!("`{name}` is pinned; unpin it first"));
+            }
+            let folder =
+                crate::skill_manage::archive_location(host, &ctx.session, &location, "archived by the operator")
+                    .map_err(|e| e.message)?;
+            active.cache.forget(&location.root, &location.path());
+            answer(a.json, json!({"archived": name, "archive": folder}), || format!("archived `{name}` to {folder}"))
+        }
+        Some("restore") => {
+            let name = one_arg(rest, "restore NAME")?;
+            let folder = crate::curator::restore(host, name, &mut active.cache)?;
+            answer(a.json, json!({"restored": name, "from": folder}), || {
+                format!("restored `{name}` from archive/{folder}")
+            })
+        }
+        Some("curator") => curator(host, active, rest, a.json),
         Some("show") => show(host, ctx, one_arg(rest, "show NAME")?, a.json),
         Some(other) => Err(usage_error(&format!("unknown subcommand `{other}`"))),
     }
@@ -97,6 +122,84 @@ fn resolve_id(host: &impl Host, id: &str) -> Result<String, String> {
         return Ok(id.to_string());
     }
     approval::list(host).last().map(|m| m.id.clone()).ok_or_else(|| "no staged writes".to_string())
+}
+
+/// A skill this plugin wrote, found the way the tool finds it.
+fn owned_skill(
+    host: &impl Host,
+    ctx: &CallContext,
+    name: &str,
+) -> Result<(crate::store::Location, crate::skillfile::SkillFile), String> {
+    let store = Store::new(host, &ctx.session);
+    let location = store.locate(name).map_err(|e| e.message)?.ok_or_else(|| format!("no skill named `{name}`"))?;
+    let bytes = store.read(&location.root, &location.path()).map_err(|e| e.message)?;
+    let skill = crate::skillfile::SkillFile::parse_bytes(&bytes)
+        .ok()
+        .filter(|s| s.is_ours())
+        .ok_or_else(|| format!("`{name}` was not written by this plugin; its lifecycle is not managed here"))?;
+    Ok((location, skill))
+}
+
+fn pin(
+    host: &impl Host,
+    active: &mut Active,
+    ctx: &CallContext,
+    name: &str,
+    on: bool,
+    json_mode: bool,
+) -> Result<String, String> {
+    let (location, mut skill) = owned_skill(host, ctx, name)?;
+    if on {
+        skill.set_meta(crate::skillfile::meta::PINNED, "true");
+    } else {
+        skill.remove_meta(crate::skillfile::meta::PINNED);
+    }
+    Store::new(host, &ctx.session)
+        .write_atomic(&location.root, &location.path(), skill.to_text().as_bytes())
+        .map_err(|e| e.message)?;
+    active.cache.forget(&location.root, &location.path());
+    let text = format!("`{name}` {}", if on { "pinned: the curator will leave it alone" } else { "unpinned" });
+    answer(json_mode, json!({"name": name, "pinned": on}), || text)
+}
+
+fn curator(host: &impl Host, active: &mut Active, rest: &[&str], json_mode: bool) -> Result<String, String> {
+    let (run, dry_run) = match rest {
+        [] => (false, false),
+        ["--dry-run"] => (true, true),
+        ["run"] => (true, false),
+        ["run", "--dry-run"] | ["--dry-run", "run"] => (true, true),
+        _ => return Err(usage_error("expected `/skills curator [run] [--dry-run]`")),
+    };
+    let report = if run {
+        let config = active.config.curator.clone();
+        let ledger = active.ledger.get_or_insert_with(|| crate::ledger::Ledger::load(host));
+        crate::curator::pass(host, &config, ledger, &mut active.cache, dry_run)
+    } else {
+        crate::curator::last_report(host)
+            .ok_or_else(|| "the curator has not run yet; `/skills curator run` runs it now".to_string())?
+    };
+    let value = serde_json::to_value(&report).unwrap_or_default();
+    answer(json_mode, value, || {
+        let mut out = format!(
+            "curator pass at {}{}: {} skill(s) checked, {} change(s)\n",
+            report.at,
+            if report.dry_run { " (dry run: nothing changed)" } else { "" },
+            report.checked,
+            report.changes.len()
+        );
+        if !report.changes.is_empty() {
+            let rows = report
+                .changes
+                .iter()
+                .map(|c| vec![c.name.clone(), c.from.clone(), c.to.clone(), c.reason.clone()])
+                .collect();
+            out.push_str(&table(&["skill", "from", "to", "why"], rows));
+        }
+        for e in &report.errors {
+            out.push_str(&format!("\nerror: {e}"));
+        }
+        out
+    })
 }
 
 fn one_arg<'a>(rest: &[&'a str], shape: &str) -> Result<&'a str, String> {

@@ -6,6 +6,7 @@ pub mod approval;
 pub mod check;
 pub mod command;
 pub mod config;
+pub mod curator;
 pub mod dedupe;
 pub mod digest;
 pub mod errors;

@@ -30,6 +30,7 @@ pub(crate) struct Active {
     /// Loaded on first use.
     pub(crate) ledger: Option<Ledger>,
     pub(crate) review: Scheduler,
+    pub(crate) curator: crate::curator::Schedule,
     /// The host offers agents and subagents, so reviews can run.
     pub(crate) review_ready: bool,
 }
@@ -93,8 +94,20 @@ impl<H: Host> Plugin<H> {
         let part_active = |name: &str| report.parts.iter().any(|p| p.name == name && p.state == PartState::Active);
         review.gate_active = config.review.gate == GateKind::Jev && part_active("gate");
         let review_ready = report.parts.iter().any(|p| p.name == "review" && p.missing.is_empty());
-        self.state =
-            Some(Active { config, services: services.to_vec(), reads, cache, ledger: None, review, review_ready });
+        let mut curator = crate::curator::Schedule::default();
+        if self.host.has_root(&Root::UserSkills) {
+            curator.start(self.host.now_ms(), &config.curator);
+        }
+        self.state = Some(Active {
+            config,
+            services: services.to_vec(),
+            reads,
+            cache,
+            ledger: None,
+            review,
+            review_ready,
+            curator,
+        });
         self.host.log(Level::Info, &format!("self-evolve {} initialised", report.version));
         Ok(report)
     }
@@ -242,10 +255,25 @@ impl<H: Host> Plugin<H> {
         }
     }
 
+    /// Reviewer timeouts, then the curator when its pass is due.
     pub fn tick(&mut self) -> Vec<Decision> {
         let host = &self.host;
         let Some(active) = self.state.as_mut() else { return Vec::new() };
-        active.review.tick(host, &active.config)
+        let mut out = active.review.tick(host, &active.config);
+        let now = host.now_ms();
+        if active.curator.due(now) {
+            let config = active.config.curator.clone();
+            let ledger = active.ledger.get_or_insert_with(|| Ledger::load(host));
+            let report = crate::curator::pass(host, &config, ledger, &mut active.cache, false);
+            active.curator.done(now, &config);
+            for change in &report.changes {
+                out.push(
+                    serde_json::json!({"kind": "curator", "skill": change.name, "from": change.from, "to": change.to, "reason": change.reason})
+                        .to_string(),
+                );
+            }
+        }
+        out
     }
 
     pub fn run_command(&mut self, ctx: &CallContext, args: &str) -> Result<String, String> {

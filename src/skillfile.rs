@@ -148,6 +148,12 @@ impl SkillFile {
         self.set("metadata", Value::Map(entries));
     }
 
+    pub fn remove_meta(&mut self, key: &str) {
+        if let Some((_, Value::Map(entries))) = self.fields.iter_mut().find(|(k, _)| k == "metadata") {
+            entries.retain(|(k, _)| k != key);
+        }
+    }
+
     /// Whether this plugin wrote the skill (the ownership gate).
     pub fn is_ours(&self) -> bool {
         self.meta(meta::AUTHORED_BY).as_deref() == Some(AUTHOR)

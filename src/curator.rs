@@ -1,0 +1,253 @@
+//! The curator: the mechanical lifecycle of seed 002. User scope only, only skills this plugin
+//! wrote, never pinned ones: `active → stale` after `staleDays` without use, `stale → archived`
+//! after `archiveDays`, never-used skills get `graceDays` first. Each pass leaves a report.
+
+use crate::config::CuratorConfig;
+use crate::host::{Host, Level, Root};
+use crate::ledger::Ledger;
+use crate::skill_manage::archive_location;
+use crate::skillfile::{SkillFile, meta};
+use crate::store::{Layout, ListCache, Scope, Store};
+use crate::time::{self, MS_PER_DAY};
+use serde::Serialize;
+
+pub const REPORT_PATH: &str = "curator/last-report.json";
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Change {
+    pub name: String,
+    pub from: String,
+    pub to: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Report {
+    pub at: String,
+    pub dry_run: bool,
+    pub checked: usize,
+    pub changes: Vec<Change>,
+    pub errors: Vec<String>,
+}
+
+/// When the next pass is due.
+#[derive(Debug, Default)]
+pub struct Schedule {
+    pub next_ms: Option<u64>,
+}
+
+impl Schedule {
+    pub fn start(&mut self, now: u64, config: &CuratorConfig) {
+        self.next_ms = config.enabled.then_some(now + config.delay_seconds * 1000);
+    }
+
+    pub fn due(&self, now: u64) -> bool {
+        self.next_ms.is_some_and(|next| now >= next)
+    }
+
+    pub fn done(&mut self, now: u64, config: &CuratorConfig) {
+        self.next_ms = Some(now + config.interval_hours * 3_600_000);
+    }
+}
+
+/// The day count a skill has gone without use, and why, or None while in its grace period.
+fn idle_days(now: u64, last_use: Option<u64>, created: Option<u64>, config: &CuratorConfig) -> Option<(u64, String)> {
+    match (last_use, created) {
+        (Some(used), _) => {
+            Some((now.saturating_sub(used) / MS_PER_DAY, format!("last used {}", &time::iso(used)[..10])))
+        }
+        (None, Some(created)) => {
+            let grace_end = created + config.grace_days * MS_PER_DAY;
+            (now >= grace_end).then(|| {
+                (
+                    now.saturating_sub(created) / MS_PER_DAY,
+                    format!("never used since created {}", &time::iso(created)[..10]),
+                )
+            })
+        }
+        // No creation time and no use: nothing to measure from; leave it alone.
+        (None, None) => None,
+    }
+}
+
+/// One pass. With `dry_run` nothing is written (not even the report).
+pub fn pass(
+    host: &impl Host,
+    config: &CuratorConfig,
+    ledger: &mut Ledger,
+    cache: &mut ListCache,
+    dry_run: bool,
+) -> Report {
+    let now = host.now_ms();
+    let store = Store::new(host, "");
+    let (listed, _) = store.list(cache);
+    let mut report = Report { at: time::iso(now), dry_run, checked: 0, changes: Vec::new(), errors: Vec::new() };
+    for skill in listed.iter().filter(|s| s.location.scope == Scope::User && s.summary.owned && !s.summary.pinned) {
+        report.checked += 1;
+        let name = &skill.location.name;
+        let bytes = match store.read(&skill.location.root, &skill.location.path()) {
+            Ok(bytes) => bytes,
+            Err(err) => {
+                report.errors.push(format!("{name}: {}", err.message));
+                continue;
+            }
+        };
+        let Ok(mut file) = SkillFile::parse_bytes(&bytes) else { continue };
+        let usage = ledger.skills.get(name);
+        let created =
+            file.meta(meta::CREATED_AT).and_then(|c| time::parse_iso(&c)).or_else(|| usage.and_then(|u| u.created_ms));
+        let Some((days, why)) = idle_days(now, usage.and_then(|u| u.last_used_ms), created, config) else { continue };
+        let status = file.status();
+        let target = if days >= config.archive_days && status == "stale" {
+            "archived"
+        } else if days >= config.stale_days {
+            "stale"
+        } else {
+            "active"
+        };
+        if target == status {
+            continue;
+        }
+        let change = Change {
+            name: name.clone(),
+            from: status.clone(),
+            to: target.to_string(),
+            reason: format!(
+                "{why}: {days} days idle (stale after {}, archived after {})",
+                config.stale_days, config.archive_days
+            ),
+        };
+        if !dry_run {
+            let result = if target == "archived" {
+                archive_location(host, "", &skill.location, &change.reason).map(|_| ())
+            } else {
+                file.set_meta(meta::STATUS, target);
+                store.write_atomic(&skill.location.root, &skill.location.path(), file.to_text().as_bytes())
+            };
+            cache.forget(&skill.location.root, &skill.location.path());
+            if let Err(err) = result {
+                report.errors.push(format!("{name}: {}", err.message));
+                continue;
+            }
+        }
+        report.changes.push(change);
+    }
+    if !dry_run {
+        ledger.curator_last_run_ms = Some(now);
+        if let Err(err) = ledger.save(host) {
+            report.errors.push(format!("ledger: {err}"));
+        }
+        let text = serde_json::to_vec_pretty(&report).unwrap_or_default();
+        if let Err(err) = store.write_atomic(&Root::State, REPORT_PATH, &text) {
+            host.log(Level::Warn, &format!("curator: could not write its report: {}", err.message));
+        }
+        for error in &report.errors {
+            host.log(Level::Warn, &format!("curator: {error}; retried on the next pass"));
+        }
+    }
+    report
+}
+
+/// The last pass's report, if any.
+pub fn last_report(host: &impl Host) -> Option<Report> {
+    let bytes = host.read(&Root::State, REPORT_PATH).ok()?;
+    let value: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+    let changes = value["changes"]
+        .as_array()?
+        .iter()
+        .map(|c| Change {
+            name: c["name"].as_str().unwrap_or_default().into(),
+            from: c["from"].as_str().unwrap_or_default().into(),
+            to: c["to"].as_str().unwrap_or_default().into(),
+            reason: c["reason"].as_str().unwrap_or_default().into(),
+        })
+        .collect();
+    Some(Report {
+        at: value["at"].as_str().unwrap_or_default().into(),
+        dry_run: false,
+        checked: value["checked"].as_u64().unwrap_or(0) as usize,
+        changes,
+        errors: value["errors"]
+            .as_array()
+            .map(|e| e.iter().filter_map(|x| x.as_str().map(String::from)).collect())
+            .unwrap_or_default(),
+    })
+}
+
+/// Brings back the newest archived copy of `name` into the user scope, as active.
+pub fn restore(host: &impl Host, name: &str, cache: &mut ListCache) -> Result<String, String> {
+    let store = Store::new(host, "");
+    if store.locate(name).map_err(|e| e.message)?.is_some() {
+        return Err(format!("a skill named `{name}` exists; archive or rename it first"));
+    }
+    let entries = host.list_dir(&Root::State, "archive").unwrap_or_default();
+    let folder = entries
+        .iter()
+        .map(|(n, _)| n)
+        .filter(|n| {
+            n.strip_prefix(name).and_then(|rest| rest.strip_prefix('-')).is_some_and(|ts| ts.parse::<u64>().is_ok())
+        })
+        .max_by_key(|n| n.rsplit('-').next().and_then(|ts| ts.parse::<u64>().ok()).unwrap_or(0))
+        .ok_or_else(|| format!("no archived copy of `{name}`"))?
+        .clone();
+    let source = format!("archive/{folder}");
+    let note: serde_json::Value = host
+        .read(&Root::State, &format!("{source}/archived.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default();
+    if note["scope"].as_str().is_some_and(|s| s != "user") {
+        return Err(format!(
+            "`{name}` was archived from the {} scope; restore it from a session in that project",
+            note["scope"]
+        ));
+    }
+    let layout = if note["layout"] == "flat" { Layout::Flat } else { Layout::Package };
+    let files = list_files(host, &source)?;
+    for file in files.iter().filter(|f| *f != "archived.json") {
+        let bytes = host.read(&Root::State, &format!("{source}/{file}")).map_err(|e| e.to_string())?;
+        let target = match layout {
+            Layout::Flat => format!("{name}.md"),
+            Layout::Package => format!("{name}/{file}"),
+        };
+        let bytes = if file == "SKILL.md" { reactivate(&bytes) } else { bytes };
+        store.write_atomic(&Root::UserSkills, &target, &bytes).map_err(|e| e.message)?;
+        cache.forget(&Root::UserSkills, &target);
+    }
+    for file in &files {
+        let _ = host.remove_file(&Root::State, &format!("{source}/{file}"));
+    }
+    store.remove_empty_dirs(&Root::State, &source);
+    Ok(folder)
+}
+
+fn reactivate(bytes: &[u8]) -> Vec<u8> {
+    match SkillFile::parse_bytes(bytes) {
+        Ok(mut skill) => {
+            skill.set_meta(meta::STATUS, "active");
+            skill.to_text().into_bytes()
+        }
+        Err(_) => bytes.to_vec(),
+    }
+}
+
+fn list_files(host: &impl Host, dir: &str) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    let mut stack = vec![String::new()];
+    while let Some(rel) = stack.pop() {
+        let path = if rel.is_empty() { dir.to_string() } else { format!("{dir}/{rel}") };
+        for (name, kind) in host.list_dir(&Root::State, &path).map_err(|e| e.to_string())? {
+            let child = if rel.is_empty() { name } else { format!("{rel}/{name}") };
+            match kind {
+                crate::host::EntryKind::Dir => stack.push(child),
+                _ => out.push(child),
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+#[path = "curator_tests.rs"]
+mod tests;

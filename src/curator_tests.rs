@@ -1,0 +1,129 @@
+//! Curator transitions on the fake host and a manual clock: what moves, what must not, dry
+//! runs, reports and restore.
+
+use super::*;
+use crate::config::Config;
+use crate::fake::FakeHost;
+use crate::host::WriteMode;
+
+const DAY: u64 = MS_PER_DAY;
+const START: u64 = 1_767_225_600_000;
+
+fn skill(host: &FakeHost, root: &Root, name: &str, meta_lines: &str) {
+    let text =
+        format!("---\nname: {name}\ndescription: Skill {name}. Use when testing.\nmetadata:\n{meta_lines}---\nbody\n");
+    host.write(root, &format!("{name}/SKILL.md"), text.as_bytes(), WriteMode::Truncate).unwrap();
+}
+
+fn owned(created: &str) -> String {
+    format!("  authored-by: self-evolve\n  created-at: \"{created}\"\n  version: \"1\"\n")
+}
+
+fn status(host: &FakeHost, name: &str) -> Option<String> {
+    let bytes = host.file(&Root::UserSkills, &format!("{name}/SKILL.md"))?;
+    Some(SkillFile::parse_bytes(&bytes).unwrap().status())
+}
+
+fn setup() -> (FakeHost, Ledger, ListCache, CuratorConfig) {
+    let host = FakeHost::new(START);
+    host.map_root(Root::ProjectSkills("s1".into()));
+    let created = time::iso(START);
+    skill(&host, &Root::UserSkills, "used-once", &owned(&created));
+    skill(&host, &Root::UserSkills, "never-used", &owned(&created));
+    skill(&host, &Root::UserSkills, "pinned-one", &format!("{}  pinned: \"true\"\n", owned(&created)));
+    skill(&host, &Root::UserSkills, "hand-written", "  author: someone\n");
+    skill(&host, &Root::ProjectSkills("s1".into()), "project-owned", &owned(&created));
+    let mut ledger = Ledger::default();
+    ledger.record_use("used-once", START);
+    ledger.record_use("pinned-one", START);
+    ledger.record_use("hand-written", START);
+    (host, ledger, ListCache::default(), Config::default().curator)
+}
+
+#[test]
+fn active_to_stale_to_archived_and_what_never_moves() {
+    let (host, mut ledger, mut cache, config) = setup();
+    host.advance(29 * DAY);
+    assert!(pass(&host, &config, &mut ledger, &mut cache, false).changes.is_empty());
+
+    host.advance(DAY);
+    let report = pass(&host, &config, &mut ledger, &mut cache, false);
+    let moved: Vec<(&str, &str)> = report.changes.iter().map(|c| (c.name.as_str(), c.to.as_str())).collect();
+    assert_eq!(moved, [("never-used", "stale"), ("used-once", "stale")], "{report:?}");
+    assert_eq!(status(&host, "used-once").as_deref(), Some("stale"));
+    assert_eq!(status(&host, "pinned-one").as_deref(), Some("active"), "pinned never moves");
+    assert_eq!(status(&host, "hand-written").as_deref(), Some("active"), "not ours, never moves");
+    assert!(host.file(&Root::ProjectSkills("s1".into()), "project-owned/SKILL.md").is_some());
+    assert_eq!(ledger.curator_last_run_ms, Some(host.now_ms()));
+    assert_eq!(last_report(&host).unwrap().changes.len(), 2);
+
+    host.advance(60 * DAY);
+    let report = pass(&host, &config, &mut ledger, &mut cache, false);
+    assert_eq!(report.changes.iter().filter(|c| c.to == "archived").count(), 2, "{report:?}");
+    assert!(host.file(&Root::UserSkills, "used-once/SKILL.md").is_none(), "moved out of the library");
+    let archive = host.list_dir(&Root::State, "archive").unwrap();
+    assert_eq!(archive.len(), 2);
+    let project = host.file(&Root::ProjectSkills("s1".into()), "project-owned/SKILL.md");
+    assert!(project.is_some(), "project scope is never curated");
+}
+
+#[test]
+fn never_used_skills_get_a_grace_period() {
+    let (host, mut ledger, mut cache, _) = setup();
+    let config = CuratorConfig { stale_days: 5, archive_days: 10, grace_days: 14, ..Config::default().curator };
+    host.advance(13 * DAY);
+    let report = pass(&host, &config, &mut ledger, &mut cache, false);
+    assert!(report.changes.iter().all(|c| c.name != "never-used"), "{report:?}");
+    host.advance(DAY);
+    let report = pass(&host, &config, &mut ledger, &mut cache, false);
+    assert!(report.changes.iter().any(|c| c.name == "never-used" && c.to == "stale"), "{report:?}");
+}
+
+#[test]
+fn a_stale_skill_used_again_becomes_active() {
+    let (host, mut ledger, mut cache, config) = setup();
+    host.advance(31 * DAY);
+    pass(&host, &config, &mut ledger, &mut cache, false);
+    assert_eq!(status(&host, "used-once").as_deref(), Some("stale"));
+    ledger.record_use("used-once", host.now_ms());
+    let report = pass(&host, &config, &mut ledger, &mut cache, false);
+    assert!(report.changes.iter().any(|c| c.name == "used-once" && c.to == "active"));
+}
+
+#[test]
+fn a_dry_run_changes_nothing() {
+    let (host, mut ledger, mut cache, config) = setup();
+    host.advance(200 * DAY);
+    let before = host.snapshot();
+    let report = pass(&host, &config, &mut ledger, &mut cache, true);
+    assert!(report.dry_run && !report.changes.is_empty());
+    assert_eq!(host.snapshot(), before);
+    assert_eq!(ledger.curator_last_run_ms, None);
+}
+
+#[test]
+fn restore_brings_back_the_newest_archived_copy_as_active() {
+    let (host, mut ledger, mut cache, config) = setup();
+    host.advance(31 * DAY);
+    pass(&host, &config, &mut ledger, &mut cache, false);
+    host.advance(60 * DAY);
+    pass(&host, &config, &mut ledger, &mut cache, false);
+    assert!(host.file(&Root::UserSkills, "used-once/SKILL.md").is_none());
+    restore(&host, "used-once", &mut cache).unwrap();
+    assert_eq!(status(&host, "used-once").as_deref(), Some("active"));
+    assert_eq!(host.list_dir(&Root::State, "archive").unwrap().len(), 1, "the restored copy leaves the archive");
+    assert!(restore(&host, "used-once", &mut cache).unwrap_err().contains("exists"));
+    assert!(restore(&host, "ghost", &mut cache).unwrap_err().contains("no archived copy"));
+}
+
+#[test]
+fn the_schedule_waits_for_the_delay_then_the_interval() {
+    let config = Config::default().curator;
+    let mut schedule = Schedule::default();
+    schedule.start(START, &config);
+    assert!(!schedule.due(START + 29_999));
+    assert!(schedule.due(START + 30_000));
+    schedule.done(START + 30_000, &config);
+    assert!(!schedule.due(START + 30_000 + 23 * 3_600_000));
+    assert!(schedule.due(START + 30_000 + 24 * 3_600_000));
+}

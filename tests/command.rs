@@ -1,0 +1,144 @@
+//! Every `/skills` subcommand through the real component, with `--json` parsed; the curator on
+//! a manual clock (what moves and what must not); archive and restore.
+
+mod common;
+
+use common::{TestHost, all_services, host};
+use self_evolve_host::user_context;
+use serde_json::{Value, json};
+
+const DAY: u64 = 86_400_000;
+
+fn ready(config: &str) -> TestHost {
+    let mut h = host();
+    h.plugin.init(config, &all_services()).unwrap().unwrap();
+    h
+}
+
+fn run(h: &mut TestHost, args: &str) -> Value {
+    let text = h
+        .plugin
+        .command(&user_context("s1"), &format!("{args} --json"))
+        .unwrap()
+        .unwrap_or_else(|e| panic!("{args}: {e}"));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{args}: {e}: {text}"))
+}
+
+fn fails(h: &mut TestHost, args: &str) -> String {
+    h.plugin.command(&user_context("s1"), args).unwrap().unwrap_err()
+}
+
+fn create(h: &mut TestHost, name: &str) -> Value {
+    h.skill("s1", json!({"action": "create", "name": name, "description": format!("The {name} procedure for this team. Use when doing {name}."), "body": "Steps.\n"}))
+        .unwrap()
+}
+
+#[test]
+fn help_list_show_and_usage_errors() {
+    let mut h = ready("{}");
+    create(&mut h, "alpha");
+    h.hand_written("bravo", "A hand-written skill. Use when testing.");
+    assert!(run(&mut h, "help")["usage"].as_str().unwrap().contains("curator"));
+    let list = run(&mut h, "list");
+    let names: Vec<&str> = list["skills"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["alpha", "bravo"]);
+    assert_eq!(list["skills"][0]["owner"], "self-evolve");
+    assert_eq!(list["skills"][1]["owner"], "other");
+    assert_eq!(list["skills"][0]["uses"], 1);
+    assert_eq!(run(&mut h, "list --scope project")["skills"].as_array().unwrap().len(), 0);
+    assert_eq!(run(&mut h, "list --status stale")["skills"].as_array().unwrap().len(), 0);
+    let show = run(&mut h, "show alpha");
+    assert!(show["content"].as_str().unwrap().contains("name: alpha"));
+    let table = h.plugin.command(&user_context("s1"), "list").unwrap().unwrap();
+    assert!(table.starts_with("name   scope  status  pinned  owner"), "{table}");
+    for bad in ["frobnicate", "list --scope galaxy", "show", "approve", "review sideways", "curator now please", "pin"]
+    {
+        assert!(fails(&mut h, bad).contains("usage: /skills"), "{bad}");
+    }
+}
+
+#[test]
+fn approval_pending_diff_approve_and_reject() {
+    let mut h = ready("{}");
+    assert_eq!(run(&mut h, "approval on")["enabled"], true);
+    let first = create(&mut h, "alpha");
+    let second = create(&mut h, "bravo");
+    assert_eq!(first["status"], "staged");
+    let pending = run(&mut h, "pending");
+    assert_eq!(pending["pending"].as_array().unwrap().len(), 2);
+    let id = first["id"].as_str().unwrap();
+    assert!(run(&mut h, &format!("diff {id}"))["diff"].as_str().unwrap().contains("+++ b/alpha/SKILL.md"));
+    assert_eq!(run(&mut h, &format!("approve {id}"))["approved"], id);
+    assert!(h.user_skills().join("alpha/SKILL.md").is_file());
+    assert_eq!(run(&mut h, "reject latest")["rejected"], second["id"]);
+    assert!(!h.user_skills().join("bravo").exists());
+    assert_eq!(run(&mut h, "pending")["pending"].as_array().unwrap().len(), 0);
+    assert_eq!(run(&mut h, "approval off")["enabled"], false);
+    assert_eq!(create(&mut h, "charlie")["status"], "written");
+    assert!(fails(&mut h, "approve nope").contains("no staged write"));
+}
+
+#[test]
+fn approve_after_drift_keeps_the_staged_write() {
+    let mut h = ready(r#"{"writeApproval":true}"#);
+    let staged = create(&mut h, "alpha");
+    std::fs::create_dir_all(h.user_skills().join("alpha")).unwrap();
+    std::fs::write(h.user_skills().join("alpha/SKILL.md"), "---\nname: alpha\ndescription: by hand\n---\n").unwrap();
+    let before = common::snapshot(h.home.path());
+    let err = fails(&mut h, &format!("approve {}", staged["id"].as_str().unwrap()));
+    assert!(err.contains("drift"), "{err}");
+    assert_eq!(common::snapshot(h.home.path()), before);
+    assert_eq!(run(&mut h, "pending")["pending"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn pin_unpin_archive_restore_and_the_review_switch() {
+    let mut h = ready("{}");
+    create(&mut h, "alpha");
+    h.hand_written("bravo", "A hand-written skill. Use when testing.");
+    assert_eq!(run(&mut h, "pin alpha")["pinned"], true);
+    assert_eq!(run(&mut h, "list")["skills"][0]["pinned"], true);
+    assert!(fails(&mut h, "archive alpha").contains("pinned"));
+    assert!(fails(&mut h, "pin bravo").contains("not written by this plugin"));
+    run(&mut h, "unpin alpha");
+    let archived = run(&mut h, "archive alpha");
+    assert!(archived["archive"].as_str().unwrap().starts_with("archive/alpha-"));
+    assert!(!h.user_skills().join("alpha").exists());
+    assert_eq!(run(&mut h, "restore alpha")["restored"], "alpha");
+    assert!(h.user_skills().join("alpha/SKILL.md").is_file());
+    assert_eq!(run(&mut h, "review off")["enabled"], false);
+    assert_eq!(run(&mut h, "review status")["enabled"], false);
+    assert_eq!(run(&mut h, "review on")["enabled"], true);
+}
+
+#[test]
+fn the_curator_runs_on_tick_after_its_delay_and_reports() {
+    let mut h = ready("{}");
+    create(&mut h, "alpha");
+    h.hand_written("bravo", "A hand-written skill. Use when testing.");
+    create(&mut h, "charlie");
+    run(&mut h, "pin charlie");
+    assert!(fails(&mut h, "curator").contains("has not run yet"));
+    h.clock.advance(31 * DAY);
+    let dry = run(&mut h, "curator --dry-run");
+    assert_eq!(dry["dryRun"], true);
+    assert_eq!(dry["changes"][0]["name"], "alpha");
+    assert!(!std::fs::read_to_string(h.user_skills().join("alpha/SKILL.md")).unwrap().contains("status: stale"));
+    let out: Vec<Value> = h.plugin.tick().unwrap().iter().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(
+        out,
+        [json!({"kind": "curator", "skill": "alpha", "from": "active", "to": "stale", "reason": out[0]["reason"]})]
+    );
+    assert!(std::fs::read_to_string(h.user_skills().join("alpha/SKILL.md")).unwrap().contains("status: stale"));
+    let report = run(&mut h, "curator");
+    assert_eq!(report["changes"][0]["to"], "stale");
+    assert_eq!(run(&mut h, "list --status stale")["skills"][0]["name"], "alpha");
+    h.clock.advance(60 * DAY);
+    let report = run(&mut h, "curator run");
+    assert_eq!(report["changes"][0]["to"], "archived");
+    assert!(!h.user_skills().join("alpha").exists());
+    assert!(h.user_skills().join("bravo/SKILL.md").is_file(), "hand-written skills never move");
+    assert!(h.user_skills().join("charlie/SKILL.md").is_file(), "pinned skills never move");
+    run(&mut h, "restore alpha");
+    assert!(!std::fs::read_to_string(h.user_skills().join("alpha/SKILL.md")).unwrap().contains("status: stale"));
+}
