@@ -153,7 +153,7 @@ fn main() -> anyhow::Result<()> {
             .collect(),
     );
     let create_component = report("create (dedupe + lint + direct write)", (0..50).map(|i| {
-        let args = json!({"action": "create", "name": format!("bench-new-{}", tag(i)), "description": format!("Zebra {} narwhal ocelot. Use when testing.", tag(i)), "body": "Steps.\n"});
+        let args = json!({"action": "create", "name": format!("bench-new-{}", tag(i)), "description": format!("{} {} {} {}. Use when testing.", tag(4 * i), tag(4 * i + 1), tag(4 * i + 2), tag(4 * i + 3)), "body": "Steps.\n"});
         let t = Instant::now();
         let out = call(&mut plugin, args);
         let elapsed = t.elapsed();
@@ -162,7 +162,7 @@ fn main() -> anyhow::Result<()> {
     }).collect());
     std::fs::write(home.path().join("state/approval.json"), r#"{"enabled":true}"#)?;
     report("create (dedupe + lint + staged write)", (0..50).map(|i| {
-        let args = json!({"action": "create", "name": format!("bench-staged-{}", tag(i)), "description": format!("Yak {} lemur tapir. Use when staging.", tag(i)), "body": "Steps.\n"});
+        let args = json!({"action": "create", "name": format!("bench-staged-{}", tag(i)), "description": format!("{} {} {} {}. Use when staging.", tag(9000 + 4 * i), tag(9001 + 4 * i), tag(9002 + 4 * i), tag(9003 + 4 * i)), "body": "Steps.\n"});
         let t = Instant::now();
         let out = call(&mut plugin, args);
         let elapsed = t.elapsed();
@@ -242,7 +242,7 @@ fn main() -> anyhow::Result<()> {
             .collect(),
     );
     let create_native = report("create (direct write)", (0..50).map(|i| {
-        let args = json!({"action": "create", "name": format!("bench-new-{}", tag(i)), "description": format!("Zebra {} narwhal ocelot. Use when testing.", tag(i)), "body": "Steps.\n"});
+        let args = json!({"action": "create", "name": format!("bench-new-{}", tag(i)), "description": format!("{} {} {} {}. Use when testing.", tag(4 * i), tag(4 * i + 1), tag(4 * i + 2), tag(4 * i + 3)), "body": "Steps.\n"});
         let t = Instant::now();
         native.call_tool(&nctx, "skill_manage", &args.to_string()).unwrap();
         t.elapsed()
