@@ -116,29 +116,38 @@ impl Terms {
 
 /// Scores a proposed skill against every existing one; best first. Only skills sharing a
 /// term with the proposal are scored (the others score 0).
-pub struct Index<'a> {
-    names: Vec<&'a str>,
-    terms: Vec<&'a Terms>,
+#[derive(Default)]
+pub struct Index {
+    names: Vec<String>,
+    terms: Vec<Terms>,
     document_frequency: Vec<u32>,
     postings: Vec<Vec<u32>>,
 }
 
-impl<'a> Index<'a> {
-    pub fn from_terms(vocabulary: &Vocabulary, entries: &[(&'a str, &'a Terms)]) -> Index<'a> {
-        let mut document_frequency = vec![0u32; vocabulary.len()];
-        let mut postings: Vec<Vec<u32>> = vec![Vec::new(); vocabulary.len()];
-        for (i, (_, terms)) in entries.iter().enumerate() {
-            for &t in &terms.all {
-                document_frequency[t as usize] += 1;
-                postings[t as usize].push(i as u32);
+impl Index {
+    pub fn from_terms(vocabulary: &Vocabulary, entries: &[(&str, &Terms)]) -> Index {
+        let mut index = Index::default();
+        for (name, terms) in entries {
+            index.push(vocabulary, name, terms);
+        }
+        index
+    }
+
+    /// Adds one skill (the index is kept current after this plugin's own creates).
+    pub fn push(&mut self, vocabulary: &Vocabulary, name: &str, terms: &Terms) {
+        if self.document_frequency.len() < vocabulary.len() {
+            self.document_frequency.resize(vocabulary.len(), 0);
+            self.postings.resize(vocabulary.len(), Vec::new());
+        }
+        let i = self.names.len() as u32;
+        for &t in &terms.all {
+            if let (Some(df), Some(posting)) = (self.document_frequency.get_mut(t as usize), self.postings.get_mut(t as usize)) {
+                *df += 1;
+                posting.push(i);
             }
         }
-        Index {
-            names: entries.iter().map(|(n, _)| *n).collect(),
-            terms: entries.iter().map(|(_, t)| *t).collect(),
-            document_frequency,
-            postings,
-        }
+        self.names.push(name.to_string());
+        self.terms.push(terms.clone());
     }
 
     /// Rare terms weigh more: ln((N + 2) / (df + 0.5)), at least a small floor.
@@ -166,7 +175,7 @@ impl<'a> Index<'a> {
         let mut matches: Vec<Match> = candidates
             .into_iter()
             .map(|i| {
-                let other = self.terms[i as usize];
+                let other = &self.terms[i as usize];
                 // Names: containment, so `deploy-staging` inside `staging-deploy-order` counts fully.
                 let name_common = count_common(&name_ids, &other.name);
                 let smaller = (name_ids.len() + name_unknown).min(other.name.len());
@@ -179,7 +188,7 @@ impl<'a> Index<'a> {
                 // Identical names alone are not enough; nor are descriptions alone.
                 let score = 0.45 * name_score + 0.55 * description_score;
                 Match {
-                    name: self.names[i as usize].to_string(),
+                    name: self.names[i as usize].clone(),
                     score: round(score),
                     name_score: round(name_score),
                     description_score: round(description_score),

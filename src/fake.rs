@@ -30,6 +30,8 @@ pub struct FakeHost {
     pub fail_rename_at: Cell<Option<u64>>,
     writes: Cell<u64>,
     renames: Cell<u64>,
+    /// Per root, bumped by every change of a top-level entry: the root's "mtime".
+    generations: RefCell<BTreeMap<Root, u64>>,
 }
 
 impl FakeHost {
@@ -56,6 +58,7 @@ impl FakeHost {
 
     /// Places a symlink entry (the fake never follows it; every operation through it fails).
     pub fn add_symlink(&self, root: &Root, path: &str) {
+        self.touch(root, path);
         if let Some(entries) = self.roots.borrow_mut().get_mut(root) {
             entries.insert(path.to_string(), Node::Symlink);
         }
@@ -106,6 +109,18 @@ impl FakeHost {
         Ok(())
     }
 
+    fn touch(&self, root: &Root, path: &str) {
+        // A change inside a folder does not change the root's listing, as on a real filesystem.
+        if !path.contains('/') || self.created_top_level(root, path) {
+            *self.generations.borrow_mut().entry(root.clone()).or_default() += 1;
+        }
+    }
+
+    fn created_top_level(&self, root: &Root, path: &str) -> bool {
+        let top = path.split('/').next().unwrap_or(path);
+        !self.roots.borrow().get(root).is_some_and(|e| e.contains_key(top))
+    }
+
     fn with_root<T>(
         &self,
         root: &Root,
@@ -154,6 +169,7 @@ impl Host for FakeHost {
 
     fn write(&self, root: &Root, path: &str, data: &[u8], mode: WriteMode) -> Result<(), FsError> {
         Self::bump(&self.writes, &self.fail_write_at)?;
+        self.touch(root, path);
         let now = self.now.get();
         self.with_root(root, path, |entries| {
             let mut bytes = match (entries.get(path), mode) {
@@ -171,6 +187,8 @@ impl Host for FakeHost {
 
     fn rename(&self, root: &Root, from: &str, to: &str) -> Result<(), FsError> {
         Self::bump(&self.renames, &self.fail_rename_at)?;
+        self.touch(root, from);
+        self.touch(root, to);
         Self::check_path(to)?;
         self.with_root(root, from, |entries| {
             Self::check_parents(entries, to)?;
@@ -193,6 +211,7 @@ impl Host for FakeHost {
     }
 
     fn remove_file(&self, root: &Root, path: &str) -> Result<(), FsError> {
+        self.touch(root, path);
         self.with_root(root, path, |entries| match entries.get(path) {
             Some(Node::File { .. }) => {
                 entries.remove(path);
@@ -204,6 +223,7 @@ impl Host for FakeHost {
     }
 
     fn remove_dir(&self, root: &Root, path: &str) -> Result<(), FsError> {
+        self.touch(root, path);
         self.with_root(root, path, |entries| {
             match entries.get(path) {
                 Some(Node::Dir) => {}
@@ -219,6 +239,7 @@ impl Host for FakeHost {
     }
 
     fn create_dir_all(&self, root: &Root, path: &str) -> Result<(), FsError> {
+        self.touch(root, path);
         self.with_root(root, path, |entries| {
             match entries.get(path) {
                 Some(Node::File { .. }) => return Err(FsError::WrongKind),
@@ -264,6 +285,12 @@ impl Host for FakeHost {
     }
 
     fn stat(&self, root: &Root, path: &str) -> Result<Stat, FsError> {
+        if path.is_empty() {
+            let roots = self.roots.borrow();
+            roots.get(root).ok_or(FsError::NotPermitted)?;
+            let generation = self.generations.borrow().get(root).copied().unwrap_or(0);
+            return Ok(Stat { kind: EntryKind::Dir, size: 0, modified_ms: generation });
+        }
         Self::check_path(path)?;
         let roots = self.roots.borrow();
         let entries = roots.get(root).ok_or(FsError::NotPermitted)?;

@@ -4,7 +4,6 @@
 
 use crate::approval::{self, Change};
 use crate::config::Config;
-use crate::dedupe::Index;
 use crate::errors::ToolError;
 use crate::frontmatter::Value as Yaml;
 use crate::guards::ReadRegistry;
@@ -301,7 +300,11 @@ fn commit(
                 }
             }
         }
-        cx.cache.forget(root, path);
+        if operation == "create" {
+            cx.cache.forget_file(root, path);
+        } else {
+            cx.cache.forget(root, path);
+        }
         json!({"status": "written", "path": path, "scope": scope.as_str()})
     };
     let now = host.now_ms();
@@ -349,10 +352,7 @@ fn create(host: &impl Host, cx: &mut Context, args: &Args) -> Result<Value, Tool
         .with_details(json!({"name": name, "scope": existing.scope.as_str()})));
     }
     store.refuse_symlinks(&root, name)?;
-    let listed = store.list_known(cx.cache);
-    let entries: Vec<(&str, &crate::dedupe::Terms)> =
-        listed.iter().map(|l| (l.location.name.as_str(), &l.summary.terms)).collect();
-    let closest = Index::from_terms(&cx.cache.vocabulary, &entries).closest(&cx.cache.vocabulary, name, description, 3);
+    let closest = store.closest(cx.cache, name, description, 3);
     if closest.first().is_some_and(|m| m.score >= cx.config.duplicate_threshold) {
         let list: Vec<Value> = closest.iter().map(|m| json!({"name": m.name, "score": m.score})).collect();
         return Err(ToolError::new(
@@ -372,6 +372,10 @@ fn create(host: &impl Host, cx: &mut Context, args: &Args) -> Result<Value, Tool
     let path = format!("{name}/SKILL.md");
     let reason = args.reason.as_deref().unwrap_or_default();
     let result = commit(host, cx, "create", name, scope, &root, &path, None, Some(text.as_bytes()), reason)?;
+    if result["status"] == "written" {
+        let location = Location { scope, layout: Layout::Package, root: root.clone(), name: name.to_string() };
+        store.note_created(cx.cache, &location, description);
+    }
     Ok(with_warnings(result, &warnings))
 }
 

@@ -2,7 +2,7 @@
 //! wins, package `<name>/SKILL.md` wins over flat `<name>.md`), listing with shadowing and a
 //! stat-validated parse cache, atomic writes, symlink refusal and supporting-file paths.
 
-use crate::dedupe::{Terms, Vocabulary};
+use crate::dedupe::{Index, Terms, Vocabulary};
 use crate::errors::ToolError;
 use crate::host::{EntryKind, FsError, Host, Root, WriteMode};
 use crate::skillfile::SkillFile;
@@ -86,10 +86,22 @@ pub struct ListCache {
     /// Per root: SKILL.md path → (size, mtime, parsed summary).
     entries: HashMap<Root, HashMap<String, CachedSummary>>,
     pub vocabulary: Vocabulary,
+    /// Per root: its mtime when last scanned and the candidate locations found. A root whose
+    /// mtime is unchanged has the same entries (skills added, removed or renamed change it).
+    scans: HashMap<Root, (u64, Rc<Vec<Location>>)>,
+    /// The duplicate index and the roots' mtimes it was built at.
+    known: Option<(Vec<(Root, u64)>, Index)>,
 }
 
 impl ListCache {
+    /// A file changed: its summary and the duplicate index are out of date.
     pub fn forget(&mut self, root: &Root, path: &str) {
+        self.forget_file(root, path);
+        self.known = None;
+    }
+
+    /// A file appeared that `note_created` accounts for: only its cached summary goes.
+    pub fn forget_file(&mut self, root: &Root, path: &str) {
         if let Some(paths) = self.entries.get_mut(root) {
             paths.remove(path);
         }
@@ -158,6 +170,77 @@ impl<'a, H: Host> Store<'a, H> {
     }
 
     /// All skills in both scopes; the first location per name wins.
+    /// A root's candidates, rescanned only when the root's mtime changed.
+    fn scan_cached(
+        &self,
+        scope: Scope,
+        root: &Root,
+        scans: &mut HashMap<Root, (u64, Rc<Vec<Location>>)>,
+        warnings: &mut Vec<String>,
+    ) -> Rc<Vec<Location>> {
+        // Stat before listing: a change in between makes the next call rescan, never miss.
+        let mtime = match self.host.stat(root, "") {
+            Ok(stat) => stat.modified_ms,
+            Err(_) => return Rc::new(self.scan_root(scope, root, warnings)),
+        };
+        if let Some((cached, locations)) = scans.get(root)
+            && *cached == mtime
+        {
+            return Rc::clone(locations);
+        }
+        let locations = Rc::new(self.scan_root(scope, root, warnings));
+        scans.insert(root.clone(), (mtime, Rc::clone(&locations)));
+        locations
+    }
+
+    /// The roots' mtimes: the key under which listings and the duplicate index stay valid.
+    fn roots_key(&self) -> Vec<(Root, u64)> {
+        self.roots()
+            .into_iter()
+            .map(|(_, root)| {
+                let mtime = self.host.stat(&root, "").map_or(u64::MAX, |s| s.modified_ms);
+                (root, mtime)
+            })
+            .collect()
+    }
+
+    /// The skills closest to a proposed one, from a duplicate index over every known skill
+    /// that is rebuilt only when a root changed.
+    pub fn closest(&self, cache: &mut ListCache, name: &str, description: &str, limit: usize) -> Vec<crate::dedupe::Match> {
+        let key = self.roots_key();
+        let fresh = cache.known.as_ref().is_some_and(|(k, _)| *k == key && !key.iter().any(|(_, m)| *m == u64::MAX));
+        if !fresh {
+            let listed = self.list_known(cache);
+            let entries: Vec<(&str, &Terms)> = listed.iter().map(|l| (l.location.name.as_str(), &l.summary.terms)).collect();
+            let index = Index::from_terms(&cache.vocabulary, &entries);
+            cache.known = Some((key, index));
+        }
+        match &cache.known {
+            Some((_, index)) => index.closest(&cache.vocabulary, name, description, limit),
+            None => Vec::new(),
+        }
+    }
+
+    /// After this plugin created `location` itself: keep the scan and the index current
+    /// instead of rebuilding them.
+    pub fn note_created(&self, cache: &mut ListCache, location: &Location, description: &str) {
+        let key_before = cache.known.as_ref().map(|(k, _)| k.clone());
+        let new_key = self.roots_key();
+        if let Some((mtime, locations)) = cache.scans.get_mut(&location.root) {
+            let mut updated = locations.as_ref().clone();
+            updated.push(location.clone());
+            *locations = Rc::new(updated);
+            if let Some((_, m)) = new_key.iter().find(|(r, _)| *r == location.root) {
+                *mtime = *m;
+            }
+        }
+        let terms = Terms::of(&mut cache.vocabulary, &location.name, description);
+        if let (Some(_), Some((key, index))) = (key_before, cache.known.as_mut()) {
+            index.push(&cache.vocabulary, &location.name, &terms);
+            *key = new_key;
+        }
+    }
+
     /// All skills in both scopes, every SKILL.md re-validated by size and mtime.
     pub fn list(&self, cache: &mut ListCache) -> (Vec<Listed>, Vec<String>) {
         self.list_with(cache, true)
@@ -174,9 +257,9 @@ impl<'a, H: Host> Store<'a, H> {
         let mut warnings = Vec::new();
         let mut by_name: Vec<Listed> = Vec::new();
         let mut index: HashMap<String, usize> = HashMap::new();
-        let ListCache { entries, vocabulary } = cache;
+        let ListCache { entries, vocabulary, scans, .. } = cache;
         for (scope, root) in self.roots() {
-            let mut candidates = self.scan_root(scope, &root, &mut warnings);
+            let mut candidates: Vec<Location> = self.scan_cached(scope, &root, scans, &mut warnings).to_vec();
             let root_cache = entries.entry(root.clone()).or_default();
             let mut present: Vec<(Location, Rc<Summary>)> = Vec::with_capacity(candidates.len());
             if !revalidate {

@@ -267,6 +267,11 @@ impl FsCap {
 
     /// Never follows symlinks: a symlink at the end is reported as one; before the end it is refused.
     pub fn stat(&mut self, root: &RootRef, path: &str) -> Result<StatInfo, FsErr> {
+        if path.is_empty() {
+            // The root folder itself: its mtime tells a caller whether entries came or went.
+            let meta = self.dir(root, false)?.dir_metadata().map_err(io_err)?;
+            return Ok(StatInfo { kind: Kind::Dir, size: 0, modified_ms: modified_ms(&meta) });
+        }
         validate(path)?;
         let dir = self.dir(root, false)?;
         if let Some((parent, _)) = path.rsplit_once('/') {
@@ -280,13 +285,7 @@ impl FsCap {
         } else {
             Kind::File
         };
-        let modified_ms = meta
-            .modified()
-            .ok()
-            .and_then(|t| t.into_std().duration_since(UNIX_EPOCH).ok())
-            .map(|d| d.as_millis() as u64)
-            .unwrap_or(0);
-        Ok(StatInfo { kind, size: meta.len(), modified_ms })
+        Ok(StatInfo { kind, size: meta.len(), modified_ms: modified_ms(&meta) })
     }
 
     /// `stat` for many paths. On Linux each path costs one `openat2` that refuses any symlink
@@ -331,6 +330,14 @@ fn fast_stat(root: &std::os::fd::OwnedFd, path: &str) -> Option<Result<StatInfo,
     };
     let modified_ms = (st.st_mtime as u64).saturating_mul(1000) + (st.st_mtime_nsec as u64) / 1_000_000;
     Some(Ok(StatInfo { kind, size: st.st_size as u64, modified_ms }))
+}
+
+fn modified_ms(meta: &cap_std::fs::Metadata) -> u64 {
+    meta.modified()
+        .ok()
+        .and_then(|t| t.into_std().duration_since(UNIX_EPOCH).ok())
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
 }
 
 /// Relative, '/'-separated, no empty, '.' or '..' component, no backslash, NUL or control
