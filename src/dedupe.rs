@@ -141,7 +141,9 @@ impl Index {
         }
         let i = self.names.len() as u32;
         for &t in &terms.all {
-            if let (Some(df), Some(posting)) = (self.document_frequency.get_mut(t as usize), self.postings.get_mut(t as usize)) {
+            if let (Some(df), Some(posting)) =
+                (self.document_frequency.get_mut(t as usize), self.postings.get_mut(t as usize))
+            {
                 *df += 1;
                 posting.push(i);
             }

@@ -78,6 +78,23 @@ pub struct Listed {
     pub shadows: Vec<Location>,
 }
 
+/// What listing one root found: candidate locations and their SKILL.md paths.
+#[derive(Debug, Clone, Default)]
+pub struct Scan {
+    pub locations: Vec<Location>,
+    pub paths: Vec<String>,
+}
+
+impl Scan {
+    fn new(locations: Vec<Location>) -> Scan {
+        let paths = locations.iter().map(Location::path).collect();
+        Scan { locations, paths }
+    }
+}
+
+/// A candidate (by index into its scan) that is a skill, with its summary.
+type Present = (usize, Rc<Summary>);
+
 /// (size, mtime in ms, summary) of one SKILL.md.
 type CachedSummary = (u64, u64, Rc<Summary>);
 
@@ -88,7 +105,7 @@ pub struct ListCache {
     pub vocabulary: Vocabulary,
     /// Per root: its mtime when last scanned and the candidate locations found. A root whose
     /// mtime is unchanged has the same entries (skills added, removed or renamed change it).
-    scans: HashMap<Root, (u64, Rc<Vec<Location>>)>,
+    scans: HashMap<Root, (u64, Rc<Scan>)>,
     /// The duplicate index and the roots' mtimes it was built at.
     known: Option<(Vec<(Root, u64)>, Index)>,
 }
@@ -175,22 +192,22 @@ impl<'a, H: Host> Store<'a, H> {
         &self,
         scope: Scope,
         root: &Root,
-        scans: &mut HashMap<Root, (u64, Rc<Vec<Location>>)>,
+        scans: &mut HashMap<Root, (u64, Rc<Scan>)>,
         warnings: &mut Vec<String>,
-    ) -> Rc<Vec<Location>> {
+    ) -> Rc<Scan> {
         // Stat before listing: a change in between makes the next call rescan, never miss.
         let mtime = match self.host.stat(root, "") {
             Ok(stat) => stat.modified_ms,
-            Err(_) => return Rc::new(self.scan_root(scope, root, warnings)),
+            Err(_) => return Rc::new(Scan::new(self.scan_root(scope, root, warnings))),
         };
         if let Some((cached, locations)) = scans.get(root)
             && *cached == mtime
         {
             return Rc::clone(locations);
         }
-        let locations = Rc::new(self.scan_root(scope, root, warnings));
-        scans.insert(root.clone(), (mtime, Rc::clone(&locations)));
-        locations
+        let scan = Rc::new(Scan::new(self.scan_root(scope, root, warnings)));
+        scans.insert(root.clone(), (mtime, Rc::clone(&scan)));
+        scan
     }
 
     /// The roots' mtimes: the key under which listings and the duplicate index stay valid.
@@ -206,12 +223,19 @@ impl<'a, H: Host> Store<'a, H> {
 
     /// The skills closest to a proposed one, from a duplicate index over every known skill
     /// that is rebuilt only when a root changed.
-    pub fn closest(&self, cache: &mut ListCache, name: &str, description: &str, limit: usize) -> Vec<crate::dedupe::Match> {
+    pub fn closest(
+        &self,
+        cache: &mut ListCache,
+        name: &str,
+        description: &str,
+        limit: usize,
+    ) -> Vec<crate::dedupe::Match> {
         let key = self.roots_key();
         let fresh = cache.known.as_ref().is_some_and(|(k, _)| *k == key && !key.iter().any(|(_, m)| *m == u64::MAX));
         if !fresh {
             let listed = self.list_known(cache);
-            let entries: Vec<(&str, &Terms)> = listed.iter().map(|l| (l.location.name.as_str(), &l.summary.terms)).collect();
+            let entries: Vec<(&str, &Terms)> =
+                listed.iter().map(|l| (l.location.name.as_str(), &l.summary.terms)).collect();
             let index = Index::from_terms(&cache.vocabulary, &entries);
             cache.known = Some((key, index));
         }
@@ -226,10 +250,10 @@ impl<'a, H: Host> Store<'a, H> {
     pub fn note_created(&self, cache: &mut ListCache, location: &Location, description: &str) {
         let key_before = cache.known.as_ref().map(|(k, _)| k.clone());
         let new_key = self.roots_key();
-        if let Some((mtime, locations)) = cache.scans.get_mut(&location.root) {
-            let mut updated = locations.as_ref().clone();
-            updated.push(location.clone());
-            *locations = Rc::new(updated);
+        if let Some((mtime, scan)) = cache.scans.get_mut(&location.root) {
+            let updated = Rc::make_mut(scan);
+            updated.locations.push(location.clone());
+            updated.paths.push(location.path());
             if let Some((_, m)) = new_key.iter().find(|(r, _)| *r == location.root) {
                 *mtime = *m;
             }
@@ -255,25 +279,28 @@ impl<'a, H: Host> Store<'a, H> {
 
     fn list_with(&self, cache: &mut ListCache, revalidate: bool) -> (Vec<Listed>, Vec<String>) {
         let mut warnings = Vec::new();
-        let mut by_name: Vec<Listed> = Vec::new();
-        let mut index: HashMap<String, usize> = HashMap::new();
         let ListCache { entries, vocabulary, scans, .. } = cache;
+        // Phase 1, per root: which candidates are skills, with their summaries.
+        let mut found: Vec<(Rc<Scan>, Vec<Present>)> = Vec::new();
         for (scope, root) in self.roots() {
-            let mut candidates: Vec<Location> = self.scan_cached(scope, &root, scans, &mut warnings).to_vec();
+            let scan = self.scan_cached(scope, &root, scans, &mut warnings);
             let root_cache = entries.entry(root.clone()).or_default();
-            let mut present: Vec<(Location, Rc<Summary>)> = Vec::with_capacity(candidates.len());
-            if !revalidate {
-                candidates.retain(|location| match root_cache.get(location.path().as_str()) {
-                    Some((_, _, summary)) => {
-                        present.push((location.clone(), Rc::clone(summary)));
-                        false
-                    }
-                    None => true,
-                });
+            let mut present: Vec<Present> = Vec::with_capacity(scan.locations.len());
+            let mut to_stat: Vec<usize> = Vec::new();
+            for (i, path) in scan.paths.iter().enumerate() {
+                match root_cache.get(path.as_str()) {
+                    Some((_, _, summary)) if !revalidate => present.push((i, Rc::clone(summary))),
+                    _ => to_stat.push(i),
+                }
             }
-            let paths: Vec<String> = candidates.iter().map(Location::path).collect();
-            let stats = self.host.stat_many(&root, &paths);
-            for ((location, path), stat) in candidates.into_iter().zip(paths).zip(stats) {
+            let stats = if to_stat.len() == scan.paths.len() {
+                self.host.stat_many(&root, &scan.paths)
+            } else {
+                let paths: Vec<String> = to_stat.iter().map(|&i| scan.paths[i].clone()).collect();
+                self.host.stat_many(&root, &paths)
+            };
+            for (&i, stat) in to_stat.iter().zip(stats) {
+                let (location, path) = (&scan.locations[i], &scan.paths[i]);
                 match stat {
                     Ok(stat) if stat.kind == EntryKind::File => {
                         let cached = root_cache
@@ -283,12 +310,12 @@ impl<'a, H: Host> Store<'a, H> {
                         let summary = match cached {
                             Some(summary) => summary,
                             None => {
-                                let summary = Rc::new(self.summarize(&location, vocabulary));
-                                root_cache.insert(path, (stat.size, stat.modified_ms, Rc::clone(&summary)));
+                                let summary = Rc::new(self.summarize(location, vocabulary));
+                                root_cache.insert(path.clone(), (stat.size, stat.modified_ms, Rc::clone(&summary)));
                                 summary
                             }
                         };
-                        present.push((location, summary));
+                        present.push((i, summary));
                     }
                     Ok(stat) if stat.kind == EntryKind::Symlink => {
                         warnings.push(format!("{}: SKILL.md is a symlink and is ignored", location.describe()))
@@ -296,13 +323,19 @@ impl<'a, H: Host> Store<'a, H> {
                     _ => {} // a folder without SKILL.md is not a skill
                 }
             }
-            // Package before flat within a scope.
+            found.push((scan, present));
+        }
+        // Phase 2: the first location per name wins (roots in priority order, package before flat).
+        let mut by_name: Vec<Listed> = Vec::new();
+        let mut index: HashMap<&str, usize> = HashMap::new();
+        for (scan, present) in &found {
             for layout in [Layout::Package, Layout::Flat] {
-                for (location, summary) in present.iter().filter(|(l, _)| l.layout == layout) {
+                for (i, summary) in present.iter().filter(|(i, _)| scan.locations[*i].layout == layout) {
+                    let location = &scan.locations[*i];
                     match index.get(location.name.as_str()) {
-                        Some(&i) => by_name[i].shadows.push(location.clone()),
+                        Some(&at) => by_name[at].shadows.push(location.clone()),
                         None => {
-                            index.insert(location.name.clone(), by_name.len());
+                            index.insert(location.name.as_str(), by_name.len());
                             by_name.push(Listed {
                                 location: location.clone(),
                                 summary: Rc::clone(summary),
@@ -313,6 +346,7 @@ impl<'a, H: Host> Store<'a, H> {
                 }
             }
         }
+        drop(index);
         for listed in &by_name {
             for hidden in &listed.shadows {
                 warnings.push(format!("{} is shadowed by the {}", hidden.describe(), listed.location.describe()));

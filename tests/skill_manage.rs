@@ -311,10 +311,18 @@ fn approve_after_drift_is_refused_and_keeps_the_staged_write() {
 #[test]
 fn a_skill_added_by_hand_after_the_last_listing_is_still_caught_as_a_duplicate() {
     let mut h = ready("{}");
-    create(&mut h, "python-style", "Python code style for this team: formatting, imports and naming. Use when writing Python.", "x\n");
+    create(
+        &mut h,
+        "python-style",
+        "Python code style for this team: formatting, imports and naming. Use when writing Python.",
+        "x\n",
+    );
     // Millisecond mtimes: make sure the hand-made folder lands in a later millisecond.
     std::thread::sleep(std::time::Duration::from_millis(10));
-    h.hand_written("docker-deploy", "Deploy the web app to the staging server with docker compose, then check the health endpoint.");
+    h.hand_written(
+        "docker-deploy",
+        "Deploy the web app to the staging server with docker compose, then check the health endpoint.",
+    );
     let err = h
         .skill("s1", json!({"action": "create", "name": "deploy-with-docker", "description": "Deploying the web application to staging using docker compose and checking the health endpoint."}))
         .unwrap_err();
