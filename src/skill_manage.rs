@@ -439,23 +439,7 @@ fn patch(host: &impl Host, cx: &mut Context, args: &Args) -> Result<Value, ToolE
     let (location, bytes, previous) = mutable(host, cx, name)?;
     let current = String::from_utf8_lossy(&bytes);
     let patched = replace_checked(&current, old_string, new_string, args.replace_all)?;
-    let (skill, text) = restamp(host, &patched, name, &previous)?;
-    let warnings = check_skill_text(&skill, name, &text, cx.config.limits.skill_bytes)?;
-    let reason = args.reason.as_deref().unwrap_or_default();
-    let path = location.path();
-    let result = commit(
-        host,
-        cx,
-        "patch",
-        name,
-        location.scope,
-        &location.root,
-        &path,
-        Some(&bytes),
-        Some(text.as_bytes()),
-        reason,
-    )?;
-    Ok(with_warnings(result, &warnings))
+    rewrite(host, cx, "patch", &location, &bytes, &previous, &patched, args)
 }
 
 fn edit(host: &impl Host, cx: &mut Context, args: &Args) -> Result<Value, ToolError> {
@@ -463,22 +447,28 @@ fn edit(host: &impl Host, cx: &mut Context, args: &Args) -> Result<Value, ToolEr
     let content = required(&args.content, "content", "edit")?;
     check_size(content.len(), cx.config.limits.skill_bytes, "SKILL.md")?;
     let (location, bytes, previous) = mutable(host, cx, name)?;
-    let (skill, text) = restamp(host, content, name, &previous)?;
+    rewrite(host, cx, "edit", &location, &bytes, &previous, content, args)
+}
+
+/// The shared end of `patch` and `edit`: re-stamp the new text, check it, stage or write it.
+#[allow(clippy::too_many_arguments)]
+fn rewrite(
+    host: &impl Host,
+    cx: &mut Context,
+    operation: &str,
+    location: &Location,
+    old: &[u8],
+    previous: &SkillFile,
+    new_text: &str,
+    args: &Args,
+) -> Result<Value, ToolError> {
+    let name = location.name.as_str();
+    let (skill, text) = restamp(host, new_text, name, previous)?;
     let warnings = check_skill_text(&skill, name, &text, cx.config.limits.skill_bytes)?;
     let reason = args.reason.as_deref().unwrap_or_default();
     let path = location.path();
-    let result = commit(
-        host,
-        cx,
-        "edit",
-        name,
-        location.scope,
-        &location.root,
-        &path,
-        Some(&bytes),
-        Some(text.as_bytes()),
-        reason,
-    )?;
+    let (scope, root) = (location.scope, &location.root);
+    let result = commit(host, cx, operation, name, scope, root, &path, Some(old), Some(text.as_bytes()), reason)?;
     Ok(with_warnings(result, &warnings))
 }
 
