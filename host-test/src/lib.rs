@@ -14,6 +14,7 @@ pub mod bindings;
 pub mod caps;
 pub mod cli;
 pub mod engine;
+pub mod lines;
 pub mod plugin;
 pub mod sandbox;
 pub mod state;

@@ -228,28 +228,24 @@ impl Plugin {
             };
             for (tool, args) in &child.calls {
                 let line = if !child.allowed.iter().any(|t| t == tool) {
-                    serde_json::json!({"kind": "tool", "session": ctx.session, "agent": ctx.agent, "tool": tool, "ok": false,
-                        "result": format!("`{tool}` is not among the child's tools {:?}", child.allowed)})
+                    let why = format!("`{tool}` is not among the child's tools {:?}", child.allowed);
+                    crate::lines::tool(&ctx.session, &ctx.agent, tool, false, &serde_json::Value::String(why).to_string())
                 } else if tool == "skill" {
-                    let event =
-                        ToolEvent { tool: tool.clone(), args_json: args.clone(), ok: true, output: String::new() };
+                    let event = ToolEvent { tool: tool.clone(), args_json: args.clone(), ok: true, output: String::new() };
                     decisions.extend(self.tool_result(&ctx, &event)?);
                     let name = serde_json::from_str::<serde_json::Value>(args)
                         .ok()
-                        .and_then(|v| v["name"].as_str().map(str::to_string));
-                    serde_json::json!({"kind": "tool", "session": ctx.session, "agent": ctx.agent, "tool": tool, "ok": true,
-                        "result": format!("loaded {}", name.unwrap_or_default())})
+                        .and_then(|v| v["name"].as_str().map(str::to_string))
+                        .unwrap_or_default();
+                    crate::lines::tool(&ctx.session, &ctx.agent, tool, true, &format!("loaded {name}"))
                 } else {
-                    let result = self.tools_call(&ctx, tool, args)?;
-                    let (ok, text) = match result {
+                    let (ok, text) = match self.tools_call(&ctx, tool, args)? {
                         Ok(text) => (true, text),
                         Err(text) => (false, text),
                     };
-                    let parsed: serde_json::Value =
-                        serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text));
-                    serde_json::json!({"kind": "tool", "session": ctx.session, "agent": ctx.agent, "tool": tool, "ok": ok, "result": parsed})
+                    crate::lines::tool(&ctx.session, &ctx.agent, tool, ok, &text)
                 };
-                decisions.push(line.to_string());
+                decisions.push(line);
             }
         }
         let now = self.state().map_or(0, |s| s.clock.now_ms());

@@ -258,11 +258,7 @@ pub fn replay(events: &[Event], options: &Options, out: &mut impl Write) -> Resu
                     Ok(text) => (true, text),
                     Err(text) => (false, text),
                 };
-                let result: Value = serde_json::from_str(&text).unwrap_or(Value::String(text));
-                decisions.push(
-                    json!({"kind": "tool", "session": session, "agent": ctx.agent, "tool": tool, "ok": ok, "result": result})
-                        .to_string(),
-                );
+                decisions.push(crate::lines::tool(session, &ctx.agent, tool, ok, &text));
             }
             Event::TurnEnd { session, status, origin, depth, .. } => {
                 let status = match status.as_str() {
@@ -296,6 +292,10 @@ pub fn replay(events: &[Event], options: &Options, out: &mut impl Write) -> Resu
             }
         }
         for line in decisions {
+            // --json prints each line exactly as the plugin (or lines.rs) wrote it.
+            if options.json {
+                writeln!(out, "{line}")?;
+            }
             let value: Value = serde_json::from_str(&line).unwrap_or(Value::String(line));
             narrator.decision(out, t, &value)?;
             summary.decisions.push(value);
@@ -344,7 +344,6 @@ impl Narrator {
 
     fn decision(&mut self, out: &mut impl Write, t: u64, d: &Value) -> Result<()> {
         if self.json {
-            writeln!(out, "{d}")?;
             return Ok(());
         }
         let s = |k: &str| d[k].as_str().unwrap_or("").to_string();
