@@ -182,7 +182,11 @@ pub fn ask(
         Err(HttpError::Timeout) => format!("fallback: timeout after {} ms", jev.timeout_ms),
         Err(HttpError::NoCredential) => "fallback: no credential".into(),
         Err(HttpError::Denied) => "fallback: endpoint denied by the host".into(),
-        Err(HttpError::Network(msg)) => format!("fallback: network error ({})", crate::digest::truncate(&msg, 120)),
+        Err(HttpError::Network(msg)) => {
+            // The transport's own words differ between hosts: they go to the log, not the record.
+            host.log(Level::Info, &format!("gate network error: {}", crate::digest::truncate(&msg, 200)));
+            "fallback: network error".into()
+        }
     };
     breaker.failed(host);
     host.log(Level::Info, &format!("gate {failure}; reviewing"));

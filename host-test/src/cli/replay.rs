@@ -10,7 +10,7 @@ use crate::cli::home;
 use crate::plugin::{CallContext, HostConfig, Origin, Plugin, ToolEvent, TurnStatus};
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::collections::BTreeMap;
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -285,10 +285,7 @@ pub fn replay(events: &[Event], options: &Options, out: &mut impl Write) -> Resu
                     Ok(text) => (true, text),
                     Err(text) => (false, text),
                 };
-                decisions.push(
-                    json!({"kind": "command", "session": session, "text": text, "ok": ok, "output": output})
-                        .to_string(),
-                );
+                decisions.push(crate::lines::command(session, text, ok, &output));
             }
         }
         for line in decisions {
