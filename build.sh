@@ -51,6 +51,17 @@ run_tests() {
     cargo clippy -p self-evolve --target "$WASM_TARGET" --locked -- -D warnings
     step "tests"
     cargo test --workspace --locked
+    node_tests
+}
+
+# The second host: the same dist/self-evolve.wasm in Node through jco, and the conformance suite.
+node_tests() {
+    if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+        echo "build.sh: node and npm are needed for hosts/node (Node.js 20+); install them and re-run." >&2
+        exit 1
+    fi
+    step "hosts/node: npm ci (jco from the npm registry) and npm test"
+    (cd hosts/node && npm ci --no-audit --no-fund --loglevel=error && npm test)
 }
 
 case "${1:-build}" in

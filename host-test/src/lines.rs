@@ -45,7 +45,10 @@ mod tests {
         let quoted = tool("s1", "main", "skill", true, "loaded pdf");
         assert!(quoted.ends_with(r#""result":"loaded pdf"}"#));
         let cmd = command("s1", "/skills list", false, "line\n\"two\"");
-        assert_eq!(cmd, r#"{"kind":"command","session":"s1","text":"/skills list","ok":false,"output":"line\n\"two\""}"#);
+        assert_eq!(
+            cmd,
+            r#"{"kind":"command","session":"s1","text":"/skills list","ok":false,"output":"line\n\"two\""}"#
+        );
         for l in [line, quoted, cmd] {
             serde_json::from_str::<serde_json::Value>(&l).unwrap();
         }

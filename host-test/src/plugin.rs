@@ -229,9 +229,16 @@ impl Plugin {
             for (tool, args) in &child.calls {
                 let line = if !child.allowed.iter().any(|t| t == tool) {
                     let why = format!("`{tool}` is not among the child's tools {:?}", child.allowed);
-                    crate::lines::tool(&ctx.session, &ctx.agent, tool, false, &serde_json::Value::String(why).to_string())
+                    crate::lines::tool(
+                        &ctx.session,
+                        &ctx.agent,
+                        tool,
+                        false,
+                        &serde_json::Value::String(why).to_string(),
+                    )
                 } else if tool == "skill" {
-                    let event = ToolEvent { tool: tool.clone(), args_json: args.clone(), ok: true, output: String::new() };
+                    let event =
+                        ToolEvent { tool: tool.clone(), args_json: args.clone(), ok: true, output: String::new() };
                     decisions.extend(self.tool_result(&ctx, &event)?);
                     let name = serde_json::from_str::<serde_json::Value>(args)
                         .ok()

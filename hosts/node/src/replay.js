@@ -1,0 +1,139 @@
+#!/usr/bin/env node
+// Replays a recorded session (DESIGN.md "Replay format") through the component in Node, with
+// a manual clock and a scripted reviewer; the same semantics and decision lines as
+// `self-evolve replay --json`.
+import { readFileSync, mkdirSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import * as path from 'node:path';
+import { loadPlugin, ManualClock } from './host.js';
+import { ScriptedProvider } from './subagent.js';
+import { toolLine, commandLine } from './lines.js';
+
+export const EPOCH_MS = 1767225600000;
+export const SERVICES = ['tools', 'commands', 'system-prompt', 'agents', 'subagents'];
+const TYPES = new Set(['config', 'user', 'assistant', 'tool', 'call', 'turn-end', 'reviewer', 'command']);
+
+export function readEvents(file) {
+  const events = [];
+  readFileSync(file, 'utf8').split('\n').forEach((line, i) => {
+    if (!line.trim()) return;
+    let event;
+    try { event = JSON.parse(line); } catch { throw new Error(`${file}:${i + 1}: not a replay event (see DESIGN.md, "Replay format")`); }
+    if (!TYPES.has(event.type) || typeof event.t !== 'number') throw new Error(`${file}:${i + 1}: not a replay event (see DESIGN.md, "Replay format")`);
+    if (event.type === 'config' && events.length) throw new Error(`${file}:${i + 1}: a config line may only come first`);
+    if (events.length && event.t < events[events.length - 1].t) throw new Error(`${file}:${i + 1}: t goes backwards`);
+    events.push(event);
+  });
+  return events;
+}
+
+/** Starts the scripted gate in its own process; resolves to {url, stop}. */
+export function serveGateReplies(file, recordFile) {
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  const args = [path.join(here, 'gate-server.js'), file, ...(recordFile ? [recordFile] : [])];
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    child.stdout.once('data', (d) => resolve({ url: `http://127.0.0.1:${String(d).trim()}`, stop: () => child.kill('SIGTERM') }));
+    child.once('error', reject);
+  });
+}
+
+const ctxFor = (session, origin = 'user', depth = 0) => ({ session, agent: 'main', origin: origin === 'subagent' ? 'subagent' : 'user', depth, cwd: '' });
+
+/**
+ * @param {object[]} events
+ * @param {{home: string, startMs?: number, gateUrl?: string, gateKeyEnv?: string, onLine?: (line: string) => void}} options
+ * @returns {Promise<string[]>} the decision lines
+ */
+export async function replay(events, options) {
+  const start = options.startMs ?? EPOCH_MS;
+  const clock = new ManualClock(start);
+  const provider = new ScriptedProvider(clock);
+  const endpoints = options.gateUrl ? { gate: { url: options.gateUrl, credentialEnv: options.gateKeyEnv } } : {};
+  const home = options.home;
+  const plugin = await loadPlugin({
+    fs: { userSkills: path.join(home, 'skills'), state: path.join(home, 'self-evolve'), defaultProject: path.join(home, 'project', '.dsh', 'skills') },
+    endpoints,
+    clock,
+    provider,
+    logLevel: 'warn',
+  });
+  const config = events[0]?.type === 'config' ? JSON.stringify(events[0].config) : '{}';
+  const init = plugin.init(config, SERVICES);
+  if (!init.ok) throw new Error(`config key \`${init.error.key}\`: ${init.error.message}`);
+  const out = [];
+  const emit = (lines) => { for (const l of lines) { out.push(l); if (options.onLine) options.onLine(l); } };
+  for (const e of events) {
+    clock.set(start + e.t);
+    emit(plugin.tick());
+    emit(plugin.pumpActivations());
+    const ctx = ctxFor(e.session);
+    switch (e.type) {
+      case 'config': break;
+      case 'user': emit(plugin.userMessage(ctx, e.text, e.human ?? true)); break;
+      case 'assistant': emit(plugin.assistantMessage(ctx, e.text)); break;
+      case 'tool':
+        emit(plugin.toolResult(ctx, { tool: e.tool, argsJson: JSON.stringify(e.args ?? null), ok: e.ok ?? true, output: e.output ?? '' }));
+        break;
+      case 'call': {
+        if (e.agent) ctx.agent = e.agent;
+        const r = plugin.toolsCall(ctx, e.tool, JSON.stringify(e.args ?? null));
+        emit([toolLine(e.session, ctx.agent, e.tool, r.ok, r.ok ? r.value : r.error)]);
+        break;
+      }
+      case 'turn-end': {
+        const status = e.status === 'completed' ? 'completed' : e.status === 'aborted' ? 'aborted' : 'failed';
+        emit(plugin.turnEnd(ctxFor(e.session, e.origin ?? 'user', e.depth ?? 0), status));
+        emit(plugin.pumpActivations());
+        break;
+      }
+      case 'reviewer': provider.push({ calls: e.calls, text: e.text, delayMs: e.delayMs }); break;
+      case 'command': {
+        const trimmed = e.text.trim();
+        const args = (trimmed.startsWith('/skills') ? trimmed.slice('/skills'.length) : e.text).trim();
+        const r = plugin.command(ctx, args);
+        emit([commandLine(e.session, e.text, r.ok, r.ok ? r.value : r.error)]);
+        break;
+      }
+      default: break;
+    }
+  }
+  return out;
+}
+
+async function main(argv) {
+  const args = { json: false };
+  const rest = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '--json') args.json = true;
+    else if (a === '--home') args.home = argv[++i];
+    else if (a === '--gate-replies') args.gateReplies = argv[++i];
+    else if (a === '--start') args.start = argv[++i];
+    else rest.push(a);
+  }
+  if (rest.length !== 1) {
+    process.stderr.write('usage: self-evolve-node FILE.jsonl [--json] [--home DIR] [--gate-replies FILE] [--start MS]\n');
+    return 2;
+  }
+  const events = readEvents(rest[0]);
+  const home = args.home || path.join(process.env.TMPDIR || '/tmp', `self-evolve-node-${process.pid}`);
+  mkdirSync(home, { recursive: true });
+  const gate = args.gateReplies ? await serveGateReplies(args.gateReplies) : null;
+  try {
+    await replay(events, {
+      home,
+      startMs: args.start ? Number(args.start) : undefined,
+      gateUrl: gate?.url,
+      onLine: (l) => process.stdout.write(`${l}\n`),
+    });
+  } finally {
+    gate?.stop();
+  }
+  return 0;
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main(process.argv.slice(2)).then((code) => { process.exitCode = code; }, (e) => { process.stderr.write(`self-evolve-node: ${e.message}\n`); process.exitCode = 1; });
+}

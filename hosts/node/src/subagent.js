@@ -1,0 +1,58 @@
+// The subagent capability, scripted: each activation takes the oldest queued script (none:
+// "no skill update"); the host performs its tool calls and reports it finished.
+export class ScriptedProvider {
+  constructor(clock) {
+    this.clock = clock;
+    this.queue = [];
+    this.activations = [];
+    this.refuse = null;
+  }
+
+  push(script) {
+    this.queue.push({ calls: script.calls || [], text: script.text || 'no skill update', delayMs: script.delayMs || 0 });
+  }
+
+  start(spec) {
+    if (this.refuse) throw this.refuse;
+    const id = `act-${this.activations.length + 1}`;
+    const script = this.queue.shift() || { calls: [], text: 'no skill update', delayMs: 0 };
+    this.activations.push({ id, spec, script, startedMs: this.clock.now(), tools: [...spec.tools], aborted: false, delivered: false, worked: false });
+    return id;
+  }
+
+  restrictTools(id, tools) {
+    const a = this.activations.find((x) => x.id === id);
+    if (!a) throw `no activation \`${id}\``;
+    a.tools = [...tools];
+  }
+
+  abort(id) {
+    const a = this.activations.find((x) => x.id === id && !x.delivered);
+    if (a) a.aborted = true;
+  }
+
+  takeWork() {
+    const out = [];
+    for (const a of this.activations) {
+      if (a.worked || a.aborted) continue;
+      a.worked = true;
+      out.push({ id: a.id, parentSession: a.spec.parentSession, calls: a.script.calls, allowed: a.tools });
+    }
+    return out;
+  }
+
+  takeFinished(nowMs) {
+    const out = [];
+    for (const a of this.activations) {
+      if (a.delivered) continue;
+      if (a.aborted) {
+        a.delivered = true;
+        out.push({ id: a.id, status: 'aborted', text: '' });
+      } else if (nowMs >= a.startedMs + a.script.delayMs) {
+        a.delivered = true;
+        out.push({ id: a.id, status: 'completed', text: a.script.text });
+      }
+    }
+    return out;
+  }
+}
