@@ -8,6 +8,7 @@ pub mod command;
 pub mod config;
 pub mod curator;
 pub mod dedupe;
+pub mod feedback;
 pub mod digest;
 pub mod errors;
 pub mod frontmatter;

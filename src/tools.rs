@@ -8,15 +8,21 @@ pub const SKILL_MANAGE: &str = "skill_manage";
 
 pub const ACTIONS: &[&str] = &["create", "view", "list", "patch", "edit", "write_file", "remove_file", "archive"];
 
+/// The published tools; built once (hosts may ask every turn).
 pub fn specs() -> Vec<ToolSpec> {
-    vec![ToolSpec {
-        name: SKILL_MANAGE.to_string(),
-        description: "Create, read and improve SKILL.md skills in the user or project skill library. \
-            View a skill before changing it; patch an existing skill before creating a new one; \
-            one class-level skill per lesson; never include secrets or machine-specific trivia."
-            .to_string(),
-        parameters_schema: skill_manage_schema().to_string(),
-    }]
+    static SPECS: std::sync::OnceLock<Vec<ToolSpec>> = std::sync::OnceLock::new();
+    SPECS
+        .get_or_init(|| {
+            vec![ToolSpec {
+                name: SKILL_MANAGE.to_string(),
+                description: "Create, read and improve SKILL.md skills in the user or project skill library. \
+                    View a skill before changing it; patch an existing skill before creating a new one; \
+                    one class-level skill per lesson; never include secrets or machine-specific trivia."
+                    .to_string(),
+                parameters_schema: skill_manage_schema().to_string(),
+            }]
+        })
+        .clone()
 }
 
 fn skill_manage_schema() -> serde_json::Value {
