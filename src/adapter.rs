@@ -293,4 +293,16 @@ impl ex::checker::Guest for Component {
     }
 }
 
+impl ex::feedback::Guest for Component {
+    fn begin(spec_json: String) -> Result<String, String> {
+        with_plugin(|p| p.feedback_begin(&spec_json))
+    }
+    fn report(run: String, event_json: String) -> Result<String, String> {
+        with_plugin(|p| p.feedback_report(&run, &event_json))
+    }
+    fn record(run: String) -> Result<String, String> {
+        with_plugin(|p| p.feedback_record(&run))
+    }
+}
+
 export!(Component);

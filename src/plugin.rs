@@ -19,6 +19,9 @@ pub const KNOWN_SERVICES: &[&str] = &["tools", "commands", "system-prompt", "age
 pub struct Plugin<H: Host> {
     host: H,
     state: Option<Active>,
+    /// Feedback runs by id; they need no init.
+    feedback: std::collections::BTreeMap<String, crate::feedback::Run>,
+    next_feedback: u64,
 }
 
 /// Everything that exists only after a successful `init`.
@@ -46,7 +49,7 @@ pub const APPROVAL_OVERRIDE: &str = "approval.json";
 
 impl<H: Host> Plugin<H> {
     pub fn new(host: H) -> Plugin<H> {
-        Plugin { host, state: None }
+        Plugin { host, state: None, feedback: Default::default(), next_feedback: 0 }
     }
 
     pub fn host(&self) -> &H {
@@ -282,6 +285,23 @@ impl<H: Host> Plugin<H> {
             return Err("the plugin has not been initialised; the host must call lifecycle.init first".into());
         };
         crate::command::run(host, active, ctx, args)
+    }
+
+    pub fn feedback_begin(&mut self, spec_json: &str) -> Result<String, String> {
+        let run = crate::feedback::Run::begin(spec_json)?;
+        self.next_feedback += 1;
+        let id = format!("fb-{}", self.next_feedback);
+        self.feedback.insert(id.clone(), run);
+        Ok(id)
+    }
+
+    pub fn feedback_report(&mut self, run: &str, event_json: &str) -> Result<String, String> {
+        let r = self.feedback.get_mut(run).ok_or_else(|| format!("no feedback run `{run}`"))?;
+        r.report(event_json).map(|v| v.to_string())
+    }
+
+    pub fn feedback_record(&self, run: &str) -> Result<String, String> {
+        self.feedback.get(run).map(|r| r.record().to_string()).ok_or_else(|| format!("no feedback run `{run}`"))
     }
 
     /// Offline checks (the `checker` export); uses the configured duplicate threshold.

@@ -274,6 +274,20 @@ impl Plugin {
         Ok(decisions)
     }
 
+    /// Starts a feedback run (seed 001) from its JSON spec; returns its id.
+    pub fn feedback_begin(&mut self, spec_json: &str) -> Result<Result<String, String>, CallError> {
+        self.guarded("feedback.begin", |b, s| b.self_evolve_plugin_feedback().call_begin(s, spec_json))
+    }
+
+    /// Reports a build, check or judge event; returns the decision JSON.
+    pub fn feedback_report(&mut self, run: &str, event_json: &str) -> Result<Result<String, String>, CallError> {
+        self.guarded("feedback.report", |b, s| b.self_evolve_plugin_feedback().call_report(s, run, event_json))
+    }
+
+    pub fn feedback_record(&mut self, run: &str) -> Result<Result<String, String>, CallError> {
+        self.guarded("feedback.record", |b, s| b.self_evolve_plugin_feedback().call_record(s, run))
+    }
+
     pub fn check(&mut self, skills: &[SkillInput]) -> Result<Vec<Finding>, CallError> {
         self.guarded("checker.check", |b, s| b.self_evolve_plugin_checker().call_check(s, skills))
     }

@@ -64,7 +64,10 @@ pub enum Outcome {
     Pass,
     Pause(String),
     /// `judged`: a judge may decide these (a goal check's unmet requirement goes back without one).
-    Fail { findings: Vec<Finding>, judged: bool },
+    Fail {
+        findings: Vec<Finding>,
+        judged: bool,
+    },
 }
 
 fn findings_of(value: &Value, reviewer: &str) -> Vec<Finding> {
@@ -78,7 +81,11 @@ pub fn evaluate(check: &Check, event: &Value) -> Result<Outcome, String> {
     match check {
         Check::Reviewer => {
             let pass = event["pass"].as_bool().ok_or("a reviewer's result needs `pass`")?;
-            Ok(if pass { Outcome::Pass } else { Outcome::Fail { findings: findings_of(event, "reviewer"), judged: true } })
+            Ok(if pass {
+                Outcome::Pass
+            } else {
+                Outcome::Fail { findings: findings_of(event, "reviewer"), judged: true }
+            })
         }
         Check::Panel { reviewers, pass, synthesise } => panel(reviewers, *pass, *synthesise, event),
         Check::Command => {

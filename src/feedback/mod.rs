@@ -105,10 +105,15 @@ impl Run {
             Outcome::Fail { findings, judged } => {
                 self.status = Status::Running;
                 let Some(target) = target else {
-                    return Ok(self.fail(stage, format!("`{stage}` failed and names no target to send the work back to"), &findings));
+                    return Ok(self.fail(
+                        stage,
+                        format!("`{stage}` failed and names no target to send the work back to"),
+                        &findings,
+                    ));
                 };
                 if !self.spec.may_send_back(stage, &target) {
-                    let why = if self.spec.mode == "dag" { "one of its dependencies" } else { "declared in its sendsBackTo" };
+                    let why =
+                        if self.spec.mode == "dag" { "one of its dependencies" } else { "declared in its sendsBackTo" };
                     let reason = format!("`{stage}` may not send work back to `{target}`: `{target}` is not {why}");
                     return Ok(self.fail(stage, reason, &findings));
                 }
@@ -145,7 +150,8 @@ impl Run {
                 .ok_or_else(|| format!("the judge did not decide finding `{}`", finding.id))?;
             let act = decision["act"].as_bool().ok_or("each decision needs `act`: true or false")?;
             let reason = decision["reason"].as_str().map(str::to_string).unwrap_or_else(|| {
-                if act { "act: it must be fixed before the work can stand" } else { "skip: not worth another round" }.to_string()
+                if act { "act: it must be fixed before the work can stand" } else { "skip: not worth another round" }
+                    .to_string()
             });
             if act {
                 acted.push(Finding { reason: Some(reason), ..finding.clone() });

@@ -48,18 +48,27 @@ fn the_feature_team_example() {
          "check": {"kind": "panel", "reviewers": ["correctness", "safety", "scope"], "pass": 2}}
     ]}));
     built(&mut r, "implement");
-    let first = say(&mut r, json!({"event": "check", "stage": "review", "votes": [
-        {"reviewer": "correctness", "pass": false, "findings": [{"title": "null input crashes"}]},
-        {"reviewer": "safety", "pass": false, "findings": [{"title": "unchecked path"}]},
-        {"reviewer": "scope", "pass": true}
-    ]}));
+    let first = say(
+        &mut r,
+        json!({"event": "check", "stage": "review", "votes": [
+            {"reviewer": "correctness", "pass": false, "findings": [{"title": "null input crashes"}]},
+            {"reviewer": "safety", "pass": false, "findings": [{"title": "unchecked path"}]},
+            {"reviewer": "scope", "pass": true}
+        ]}),
+    );
     assert_eq!(first["action"], "send-back");
-    assert_eq!((first["to"].as_str(), first["round"].as_u64(), first["limit"].as_u64()), (Some("implement"), Some(1), Some(1)));
+    assert_eq!(
+        (first["to"].as_str(), first["round"].as_u64(), first["limit"].as_u64()),
+        (Some("implement"), Some(1), Some(1))
+    );
     assert_eq!(first["findings"].as_array().unwrap().len(), 2);
     built(&mut r, "implement");
-    let second = say(&mut r, json!({"event": "check", "stage": "review", "votes": [
-        {"reviewer": "correctness", "pass": true}, {"reviewer": "safety", "pass": true}, {"reviewer": "scope", "pass": false}
-    ]}));
+    let second = say(
+        &mut r,
+        json!({"event": "check", "stage": "review", "votes": [
+            {"reviewer": "correctness", "pass": true}, {"reviewer": "safety", "pass": true}, {"reviewer": "scope", "pass": false}
+        ]}),
+    );
     assert_eq!(second["action"], "done");
     assert_eq!(r.summary(), json!({"status": "pass", "implementRuns": 2}));
 }
@@ -75,7 +84,9 @@ fn refine_n_allows_n_refinements() {
         assert_eq!(r.record()["reason"], decision["reason"]);
     }
     // The default is one refinement.
-    let mut r = run(json!({"stages": [{"name": "implement"}, {"name": "review", "check": {"kind": "reviewer"}, "target": "implement"}]}));
+    let mut r = run(
+        json!({"stages": [{"name": "implement"}, {"name": "review", "check": {"kind": "reviewer"}, "target": "implement"}]}),
+    );
     assert_eq!(fail_until_stopped(&mut r).0, 2);
 }
 
@@ -94,7 +105,10 @@ fn a_judge_without_a_cap_sets_no_limit_and_can_let_the_work_stand() {
     for round in 1..=5 {
         built(&mut r, "implement");
         let ask = reviewer(&mut r, "review", false);
-        assert_eq!((ask["action"].as_str(), ask["round"].as_u64(), ask["limit"].is_null()), (Some("ask-judge"), Some(round), true));
+        assert_eq!(
+            (ask["action"].as_str(), ask["round"].as_u64(), ask["limit"].is_null()),
+            (Some("ask-judge"), Some(round), true)
+        );
         let id = ask["findings"][0]["id"].as_str().unwrap().to_string();
         let d = say(&mut r, json!({"event": "judge", "stage": "review", "decisions": [{"finding": id, "act": true}]}));
         assert_eq!(d["action"], "send-back");
@@ -103,7 +117,10 @@ fn a_judge_without_a_cap_sets_no_limit_and_can_let_the_work_stand() {
     built(&mut r, "implement");
     let ask = reviewer(&mut r, "review", false);
     let id = ask["findings"][0]["id"].as_str().unwrap().to_string();
-    let d = say(&mut r, json!({"event": "judge", "stage": "review", "decisions": [{"finding": id, "act": false, "reason": "cosmetic"}]}));
+    let d = say(
+        &mut r,
+        json!({"event": "judge", "stage": "review", "decisions": [{"finding": id, "act": false, "reason": "cosmetic"}]}),
+    );
     assert_eq!(d["action"], "done", "every finding skipped: the work stands");
     assert_eq!(r.summary(), json!({"status": "pass", "implementRuns": 6}));
     assert_eq!(r.record()["skipped"]["implement"][0]["reason"], "cosmetic");
@@ -122,7 +139,10 @@ fn a_judge_with_a_cap_reads_the_last_round_too() {
         let ask = reviewer(&mut r, "review", false);
         assert_eq!((ask["lastRound"].as_bool(), ask["round"].as_u64()), (Some(true), Some(2)), "asked about build N+1");
         let id = ask["findings"][0]["id"].as_str().unwrap().to_string();
-        let d = say(&mut r, json!({"event": "judge", "stage": "review", "decisions": [{"finding": id, "act": last_answer}]}));
+        let d = say(
+            &mut r,
+            json!({"event": "judge", "stage": "review", "decisions": [{"finding": id, "act": last_answer}]}),
+        );
         assert_eq!(d["action"], outcome);
     }
 }
@@ -169,7 +189,9 @@ fn dag(budget: Value) -> Run {
 #[test]
 fn max_kickbacks_as_a_number_is_one_budget_for_the_graph() {
     let mut r = dag(json!(2));
-    let to = |r: &mut Run, target: &str| say(r, json!({"event": "check", "stage": "review", "pass": false, "target": target}));
+    let to = |r: &mut Run, target: &str| {
+        say(r, json!({"event": "check", "stage": "review", "pass": false, "target": target}))
+    };
     assert_eq!(to(&mut r, "plan")["action"], "send-back");
     assert_eq!(to(&mut r, "tests-first")["action"], "send-back");
     let d = to(&mut r, "implement");
@@ -186,7 +208,9 @@ fn max_kickbacks_as_a_map_gives_named_targets_their_own_and_others_none() {
     let d = say(&mut r, json!({"event": "check", "stage": "review", "pass": false, "target": "tests-first"}));
     assert_eq!(d["action"], "fail", "an unnamed target gets none: {d}");
     // Without maxKickbacks a graph never runs a step again.
-    let mut r = run(json!({"mode": "dag", "stages": [{"name": "a"}, {"name": "b", "dependsOn": ["a"], "check": {"kind": "reviewer"}, "target": "a"}]}));
+    let mut r = run(
+        json!({"mode": "dag", "stages": [{"name": "a"}, {"name": "b", "dependsOn": ["a"], "check": {"kind": "reviewer"}, "target": "a"}]}),
+    );
     assert_eq!(say(&mut r, json!({"event": "check", "stage": "b", "pass": false}))["action"], "fail");
 }
 
@@ -218,7 +242,9 @@ fn synthesis_merges_votes_drops_majority_rejections_but_keeps_blocks() {
          "check": {"kind": "panel", "reviewers": ["r1", "r2", "r3"], "pass": 3, "synthesise": true}}
     ]}));
     built(&mut r, "implement");
-    let ask = say(&mut r, json!({"event": "check", "stage": "review",
+    let ask = say(
+        &mut r,
+        json!({"event": "check", "stage": "review",
         "votes": [
             {"reviewer": "r1", "pass": false, "findings": [
                 {"title": "Rename the helper"}, {"title": "SQL injection in search", "severity": "block"}, {"title": "Missing test for empty cart"}]},
@@ -232,43 +258,63 @@ fn synthesis_merges_votes_drops_majority_rejections_but_keeps_blocks() {
             {"reviewer": "r3", "finding": "sql injection in search", "accept": false},
             {"reviewer": "r3", "finding": "missing test for empty cart", "accept": true},
             {"reviewer": "r1", "finding": "missing test for empty cart", "accept": false}
-        ]}));
+        ]}),
+    );
     assert_eq!(ask["action"], "ask-judge");
     let titles: Vec<&str> = ask["findings"].as_array().unwrap().iter().map(|f| f["title"].as_str().unwrap()).collect();
     assert_eq!(titles, ["SQL injection in search", "Missing test for empty cart"], "{ask}");
     assert_eq!(ask["findings"][1]["raisedBy"], json!(["r1", "r2"]));
     let (block, test) = (ask["findings"][0]["id"].as_str().unwrap(), ask["findings"][1]["id"].as_str().unwrap());
-    let d = say(&mut r, json!({"event": "judge", "stage": "review", "decisions": [
-        {"finding": block, "act": true, "reason": "exploitable"}, {"finding": test, "act": false}]}));
+    let d = say(
+        &mut r,
+        json!({"event": "judge", "stage": "review", "decisions": [
+        {"finding": block, "act": true, "reason": "exploitable"}, {"finding": test, "act": false}]}),
+    );
     assert_eq!(d["action"], "send-back");
     assert_eq!(d["findings"].as_array().unwrap().len(), 1, "the builder gets only acted-on findings");
     assert_eq!(d["findings"][0]["reason"], "exploitable");
     assert_eq!(d["skipped"][0]["reason"], "skip: not worth another round");
-    assert_eq!(built(&mut r, "implement")["skipped"][0]["title"], "Missing test for empty cart", "later rounds are told");
+    assert_eq!(
+        built(&mut r, "implement")["skipped"][0]["title"],
+        "Missing test for empty cart",
+        "later rounds are told"
+    );
 }
 
 #[test]
 fn a_block_goes_back_without_a_judge_only_when_there_is_none() {
     let mut r = reviewed(json!(1));
-    let d = say(&mut r, json!({"event": "check", "stage": "review", "pass": false, "findings": [{"title": "x", "severity": "block"}]}));
+    let d = say(
+        &mut r,
+        json!({"event": "check", "stage": "review", "pass": false, "findings": [{"title": "x", "severity": "block"}]}),
+    );
     assert_eq!(d["action"], "send-back");
     let mut r = reviewed(json!({"judge": {}}));
-    let d = say(&mut r, json!({"event": "check", "stage": "review", "pass": false, "findings": [{"title": "x", "severity": "block"}]}));
+    let d = say(
+        &mut r,
+        json!({"event": "check", "stage": "review", "pass": false, "findings": [{"title": "x", "severity": "block"}]}),
+    );
     assert_eq!(d["action"], "ask-judge");
 }
 
 #[test]
 fn people_commands_and_bad_input() {
-    let mut r = run(json!({"stages": [{"name": "draft"}, {"name": "approve", "check": {"kind": "person"}, "target": "draft"}]}));
+    let mut r = run(
+        json!({"stages": [{"name": "draft"}, {"name": "approve", "check": {"kind": "person"}, "target": "draft"}]}),
+    );
     assert_eq!(say(&mut r, json!({"event": "check", "stage": "approve", "answer": "silence"}))["action"], "pause");
     let d = say(&mut r, json!({"event": "check", "stage": "approve", "answer": "no", "note": "tone it down"}));
     assert_eq!((d["action"].as_str(), d["findings"][0]["title"].as_str()), (Some("send-back"), Some("tone it down")));
     assert_eq!(say(&mut r, json!({"event": "check", "stage": "approve", "answer": "yes"}))["action"], "done");
     assert!(r.report(r#"{"event":"check","stage":"approve","answer":"yes"}"#).unwrap_err().contains("ended"));
 
-    let mut r = run(json!({"stages": [{"name": "build"}, {"name": "test", "check": {"kind": "command"}, "target": "build"}]}));
+    let mut r =
+        run(json!({"stages": [{"name": "build"}, {"name": "test", "check": {"kind": "command"}, "target": "build"}]}));
     let d = say(&mut r, json!({"event": "check", "stage": "test", "exitCode": 1, "output": "1 failed"}));
-    assert_eq!((d["findings"][0]["title"].as_str(), d["findings"][0]["detail"].as_str()), (Some("the command exited with 1"), Some("1 failed")));
+    assert_eq!(
+        (d["findings"][0]["title"].as_str(), d["findings"][0]["detail"].as_str()),
+        (Some("the command exited with 1"), Some("1 failed"))
+    );
 
     for (spec, needle) in [
         (json!({"stages": []}), "at least one stage"),
