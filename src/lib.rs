@@ -20,6 +20,7 @@ pub mod ledger;
 pub mod lint;
 pub mod plugin;
 pub mod review;
+pub mod shadow;
 pub mod skill_manage;
 pub mod skillfile;
 pub mod store;
