@@ -18,6 +18,8 @@ pub enum Kind {
     Choice(&'static [&'static str]),
     /// A non-empty identifier-like string (endpoint names): 1–64 of `a-z A-Z 0-9 - _ .`.
     Name,
+    /// Free text of at most this many characters, no control characters (may be empty).
+    Text(usize),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -135,6 +137,60 @@ pub const KEYS: &[KeySpec] = &[
         doc: "A `no` at or above this confidence skips the review; 1 keeps the gate observing only.",
     },
     KeySpec {
+        path: "shadow.softLimitChars",
+        kind: Kind::Int { min: 0, max: 1_000_000_000 },
+        default: DefaultValue::Int(0),
+        doc: "Reviewer characters per root after which later work goes to shadow.frugalModel (0: off).",
+    },
+    KeySpec {
+        path: "shadow.hardLimitChars",
+        kind: Kind::Int { min: 0, max: 1_000_000_000 },
+        default: DefaultValue::Int(0),
+        doc: "Reviewer characters per root after which no new review work is admitted (0: off).",
+    },
+    KeySpec {
+        path: "shadow.frugalModel",
+        kind: Kind::Text(200),
+        default: DefaultValue::Str(""),
+        doc: "The model later work is routed to past the soft limit (required with a soft limit).",
+    },
+    KeySpec {
+        path: "shadow.staleReportDecay",
+        kind: Kind::Float { min: 0.0, max: 1.0 },
+        default: DefaultValue::Float(0.0),
+        doc: "A repeated envelope multiplies later activation probability by 1 - decay (0: off).",
+    },
+    KeySpec {
+        path: "shadow.cooldownMinutes",
+        kind: Kind::Int { min: 0, max: 1_440 },
+        default: DefaultValue::Int(10),
+        doc: "Cooldown a stagnation detection installs when it does not escalate.",
+    },
+    KeySpec {
+        path: "shadow.escalation",
+        kind: Kind::Bool,
+        default: DefaultValue::Bool(false),
+        doc: "On stagnation, reserve the next higher reasoning effort once instead of cooling down.",
+    },
+    KeySpec {
+        path: "shadow.reasoningEffortLadder",
+        kind: Kind::Text(200),
+        default: DefaultValue::Str("low medium high"),
+        doc: "Reasoning efforts from lowest to highest, space-separated.",
+    },
+    KeySpec {
+        path: "shadow.minNoveltyShare",
+        kind: Kind::Float { min: 0.0, max: 1.0 },
+        default: DefaultValue::Float(0.34),
+        doc: "Below this share of novel envelopes in the window, reviews count as stagnating.",
+    },
+    KeySpec {
+        path: "shadow.valueLoopWindowTurns",
+        kind: Kind::Int { min: 1, max: 100 },
+        default: DefaultValue::Int(3),
+        doc: "Completed root turns an accepted challenge is watched for adoption.",
+    },
+    KeySpec {
         path: "curator.enabled",
         kind: Kind::Bool,
         default: DefaultValue::Bool(true),
@@ -209,6 +265,19 @@ pub struct CuratorConfig {
 }
 
 #[derive(Debug, Clone, PartialEq)]
+pub struct ShadowConfig {
+    pub soft_limit_chars: u64,
+    pub hard_limit_chars: u64,
+    pub frugal_model: String,
+    pub stale_report_decay: f64,
+    pub cooldown_minutes: u64,
+    pub escalation: bool,
+    pub reasoning_effort_ladder: Vec<String>,
+    pub min_novelty_share: f64,
+    pub value_loop_window_turns: u64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
 pub struct Limits {
     pub skill_bytes: usize,
     pub file_bytes: usize,
@@ -222,6 +291,7 @@ pub struct Config {
     pub limits: Limits,
     pub review: ReviewConfig,
     pub curator: CuratorConfig,
+    pub shadow: ShadowConfig,
 }
 
 impl Default for Config {
@@ -253,6 +323,13 @@ impl Config {
             }
         }
         let config = resolved.build();
+        let sh = &config.shadow;
+        if sh.soft_limit_chars > 0 && (sh.hard_limit_chars <= sh.soft_limit_chars || sh.frugal_model.is_empty()) {
+            return Err(ConfigError {
+                key: "shadow.softLimitChars".into(),
+                message: "a soft limit needs a larger shadow.hardLimitChars and a shadow.frugalModel".into(),
+            });
+        }
         if config.curator.archive_days <= config.curator.stale_days {
             return Err(ConfigError {
                 key: "curator.archiveDays".into(),
@@ -298,6 +375,15 @@ impl Config {
             "review.jev.cooldownMinutes" => r.jev.cooldown_minutes.into(),
             "review.jev.timeoutMs" => r.jev.timeout_ms.into(),
             "review.jev.confidentNo" => r.jev.confident_no.into(),
+            "shadow.softLimitChars" => self.shadow.soft_limit_chars.into(),
+            "shadow.hardLimitChars" => self.shadow.hard_limit_chars.into(),
+            "shadow.frugalModel" => self.shadow.frugal_model.clone().into(),
+            "shadow.staleReportDecay" => self.shadow.stale_report_decay.into(),
+            "shadow.cooldownMinutes" => self.shadow.cooldown_minutes.into(),
+            "shadow.escalation" => self.shadow.escalation.into(),
+            "shadow.reasoningEffortLadder" => self.shadow.reasoning_effort_ladder.join(" ").into(),
+            "shadow.minNoveltyShare" => self.shadow.min_novelty_share.into(),
+            "shadow.valueLoopWindowTurns" => self.shadow.value_loop_window_turns.into(),
             "curator.enabled" => c.enabled.into(),
             "curator.staleDays" => c.stale_days.into(),
             "curator.archiveDays" => c.archive_days.into(),
@@ -356,6 +442,21 @@ impl Resolved {
                     timeout_ms: u32::try_from(self.uint("review.jev.timeoutMs")).unwrap_or(u32::MAX),
                     confident_no: self.float("review.jev.confidentNo"),
                 },
+            },
+            shadow: ShadowConfig {
+                soft_limit_chars: self.uint("shadow.softLimitChars"),
+                hard_limit_chars: self.uint("shadow.hardLimitChars"),
+                frugal_model: self.str("shadow.frugalModel"),
+                stale_report_decay: self.float("shadow.staleReportDecay"),
+                cooldown_minutes: self.uint("shadow.cooldownMinutes"),
+                escalation: self.bool("shadow.escalation"),
+                reasoning_effort_ladder: self
+                    .str("shadow.reasoningEffortLadder")
+                    .split_whitespace()
+                    .map(String::from)
+                    .collect(),
+                min_novelty_share: self.float("shadow.minNoveltyShare"),
+                value_loop_window_turns: self.uint("shadow.valueLoopWindowTurns"),
             },
             curator: CuratorConfig {
                 enabled: self.bool("curator.enabled"),
@@ -464,6 +565,10 @@ fn check(spec: &KeySpec, value: &Value) -> Result<Value, String> {
                 Ok(Value::from(s))
             }
             _ => Err(format!("expected a name of 1–64 characters from a-z A-Z 0-9 - _ ., found {}", describe(value))),
+        },
+        Kind::Text(max) => match value.as_str() {
+            Some(s) if s.chars().count() <= max && !s.chars().any(char::is_control) => Ok(Value::from(s)),
+            _ => Err(format!("expected text of at most {max} characters, found {}", describe(value))),
         },
     }
 }

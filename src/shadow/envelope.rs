@@ -51,7 +51,10 @@ pub fn validate(report: &Value, projection_refs: &BTreeSet<u64>) -> Result<Envel
         return Ok(Envelope { verdict: verdict.into(), content: String::new(), severity: None, refs: vec![] });
     }
     if !VERDICTS.contains(&verdict) {
-        return Err(format!("`verdict` must be one of {}, silent or not_relevant; found `{verdict}`", VERDICTS.join(", ")));
+        return Err(format!(
+            "`verdict` must be one of {}, silent or not_relevant; found `{verdict}`",
+            VERDICTS.join(", ")
+        ));
     }
     if content.trim().is_empty() {
         return Err("a report needs non-empty `content`".into());
@@ -151,7 +154,9 @@ mod tests {
     fn relays_sort_by_severity_and_provenance_keeps_metadata_only() {
         let mut list: Vec<Envelope> = [0.2, 0.9, 0.5]
             .iter()
-            .map(|s| validate(&json!({"verdict": "challenge", "content": "secret words", "severity": s}), &refs()).unwrap())
+            .map(|s| {
+                validate(&json!({"verdict": "challenge", "content": "secret words", "severity": s}), &refs()).unwrap()
+            })
             .collect();
         list.push(validate(&json!({"verdict": "gap", "content": "unrated"}), &refs()).unwrap());
         relay_order(&mut list);

@@ -20,13 +20,17 @@ impl Holdout {
     pub fn load(host: &impl Host) -> Result<Holdout, String> {
         let bytes = match host.read(&Root::State, KEYS_PATH) {
             Ok(bytes) => bytes,
-            Err(FsError::NotFound) => return Err(format!("holdout is on but {KEYS_PATH} is missing; the operator must create it")),
+            Err(FsError::NotFound) => {
+                return Err(format!("holdout is on but {KEYS_PATH} is missing; the operator must create it"));
+            }
             Err(err) => return Err(format!("holdout keys unreadable: {err}")),
         };
         let value: Value = serde_json::from_slice(&bytes).map_err(|_| format!("{KEYS_PATH} is not valid JSON"))?;
         let list = match &value {
             Value::Array(list) => list,
-            Value::Object(map) => map.get("keys").and_then(Value::as_array).ok_or(format!("{KEYS_PATH} needs a `keys` list"))?,
+            Value::Object(map) => {
+                map.get("keys").and_then(Value::as_array).ok_or(format!("{KEYS_PATH} needs a `keys` list"))?
+            }
             _ => return Err(format!("{KEYS_PATH} must be a list of strings")),
         };
         if list.is_empty() {

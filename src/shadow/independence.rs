@@ -36,7 +36,10 @@ pub fn family(route: &str) -> Option<&'static str> {
     // The model part decides when the prefix is an aggregator.
     let segments: Vec<&str> = lower.split(['/', ':']).collect();
     for segment in segments.iter().rev() {
-        if let Some((_, f)) = FAMILIES.iter().find(|(m, _)| segment.starts_with(m) || segment.contains(&format!("{m}-")) || *segment == *m) {
+        if let Some((_, f)) = FAMILIES
+            .iter()
+            .find(|(m, _)| segment.starts_with(m) || segment.contains(&format!("{m}-")) || *segment == *m)
+        {
             return Some(f);
         }
     }

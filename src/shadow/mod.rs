@@ -8,4 +8,5 @@ pub mod holdout;
 pub mod independence;
 pub mod probes;
 pub mod stagnation;
+pub mod state;
 pub mod value_loop;

@@ -55,7 +55,9 @@ pub fn find(id: &str) -> Option<&'static ProbeClass> {
 /// The reusable prompt block. When a probe cannot be observed, the reviewer reports an
 /// evidence gap; when it reports, it anchors the report with refs.
 pub fn render_checklist() -> String {
-    let mut out = String::from("## Probe checklist\nFor each probe whose trigger you can observe, apply it. If you cannot observe it, report an evidence gap rather than guessing. Anchor every report with the refs of the trajectory entries it rests on.\n");
+    let mut out = String::from(
+        "## Probe checklist\nFor each probe whose trigger you can observe, apply it. If you cannot observe it, report an evidence gap rather than guessing. Anchor every report with the refs of the trajectory entries it rests on.\n",
+    );
     for p in PROBE_CLASSES_V1 {
         out.push_str(&format!("- [{}] {}: when {}. {}\n", p.id, p.name, p.trigger, p.probe));
     }

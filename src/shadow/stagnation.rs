@@ -72,7 +72,8 @@ impl Window {
         if n >= 4 {
             let l = last(4);
             let same_refs = l.iter().all(|m| m.refs == l[0].refs);
-            let alternating = l[0].verdict != l[1].verdict && l[0].verdict == l[2].verdict && l[1].verdict == l[3].verdict;
+            let alternating =
+                l[0].verdict != l[1].verdict && l[0].verdict == l[2].verdict && l[1].verdict == l[3].verdict;
             if same_refs && alternating {
                 return Some(Pattern::Alternating);
             }
@@ -159,7 +160,11 @@ mod tests {
     fn one_action_per_detection() {
         let ladder: Vec<String> = ["low", "medium", "high"].iter().map(|s| s.to_string()).collect();
         assert_eq!(action(true, &ladder, Some("low"), 0, 600_000), Action::Escalate("medium".into()));
-        assert_eq!(action(true, &ladder, Some("high"), 0, 600_000), Action::Cooldown { until_ms: 600_000 }, "no higher value");
+        assert_eq!(
+            action(true, &ladder, Some("high"), 0, 600_000),
+            Action::Cooldown { until_ms: 600_000 },
+            "no higher value"
+        );
         assert_eq!(action(false, &ladder, Some("low"), 5, 10), Action::Cooldown { until_ms: 15 });
         assert_eq!(action(true, &[], None, 0, 10), Action::Cooldown { until_ms: 10 });
     }

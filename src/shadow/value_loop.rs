@@ -19,8 +19,29 @@ impl Outcome {
     }
 }
 
-const ADOPT: &[&str] = &["good catch", "you're right", "you are right", "fixed", "i'll fix", "will fix", "addressed", "corrected", "updated to", "thanks for catching"];
-const REJECT: &[&str] = &["disagree", "not an issue", "intentional", "by design", "won't change", "will not change", "false positive", "that's fine as is", "keeping it"];
+const ADOPT: &[&str] = &[
+    "good catch",
+    "you're right",
+    "you are right",
+    "fixed",
+    "i'll fix",
+    "will fix",
+    "addressed",
+    "corrected",
+    "updated to",
+    "thanks for catching",
+];
+const REJECT: &[&str] = &[
+    "disagree",
+    "not an issue",
+    "intentional",
+    "by design",
+    "won't change",
+    "will not change",
+    "false positive",
+    "that's fine as is",
+    "keeping it",
+];
 
 #[derive(Debug, Clone)]
 pub struct Watch {
