@@ -305,4 +305,35 @@ impl ex::feedback::Guest for Component {
     }
 }
 
+impl ex::shadow::Guest for Component {
+    fn probes() -> String {
+        with_plugin(|p| p.shadow_probes())
+    }
+    fn admit(root: String, prompt: String, holdout: bool) -> Result<String, String> {
+        with_plugin(|p| p.shadow_admit(&root, &prompt, holdout))
+    }
+    fn accept(
+        root: String,
+        report_json: String,
+        projection_refs: Vec<u64>,
+        author_route: Option<String>,
+        reviewer_route: Option<String>,
+        holdout: bool,
+    ) -> Result<String, String> {
+        with_plugin(|p| {
+            p.shadow_accept(
+                &root,
+                &report_json,
+                &projection_refs,
+                author_route.as_deref(),
+                reviewer_route.as_deref(),
+                holdout,
+            )
+        })
+    }
+    fn status(root: String) -> String {
+        with_plugin(|p| p.shadow_status(&root))
+    }
+}
+
 export!(Component);

@@ -36,6 +36,7 @@ pub(crate) struct Active {
     pub(crate) curator: crate::curator::Schedule,
     /// The host offers agents and subagents, so reviews can run.
     pub(crate) review_ready: bool,
+    pub(crate) shadow: crate::shadow::state::Shadow,
 }
 
 impl Active {
@@ -89,9 +90,9 @@ impl<H: Host> Plugin<H> {
             );
         }
         // A re-init keeps what agents have read, the parse cache and the review counters.
-        let (reads, cache, mut review) = match self.state.take() {
-            Some(old) => (old.reads, old.cache, old.review),
-            None => (ReadRegistry::default(), ListCache::default(), Scheduler::default()),
+        let (reads, cache, mut review, shadow) = match self.state.take() {
+            Some(old) => (old.reads, old.cache, old.review, old.shadow),
+            None => (ReadRegistry::default(), ListCache::default(), Scheduler::default(), Default::default()),
         };
         review.load_override(&self.host);
         let part_active = |name: &str| report.parts.iter().any(|p| p.name == name && p.state == PartState::Active);
@@ -110,6 +111,7 @@ impl<H: Host> Plugin<H> {
             review,
             review_ready,
             curator,
+            shadow,
         });
         self.host.log(Level::Info, &format!("self-evolve {} initialised", report.version));
         Ok(report)
@@ -208,16 +210,24 @@ impl<H: Host> Plugin<H> {
         skill_manage::run(host, &mut cx, args_json)
     }
 
+    /// A real user message also resets the shadow reviewer's cooldowns, escalation, spend and decay.
     pub fn user_message(&mut self, ctx: &CallContext, text: &str, human: bool) -> Vec<Decision> {
         if let Some(active) = self.state.as_mut() {
             active.review.user_message(ctx, text, human);
+            if ctx.is_top_level() {
+                active.shadow.user_message(&ctx.session, human);
+            }
         }
         Vec::new()
     }
 
     pub fn assistant_message(&mut self, ctx: &CallContext, text: &str) -> Vec<Decision> {
+        let host = &self.host;
         if let Some(active) = self.state.as_mut() {
             active.review.assistant_message(ctx, text);
+            if ctx.is_top_level() {
+                active.shadow.assistant_message(host, &ctx.session, text);
+            }
         }
         Vec::new()
     }
@@ -239,12 +249,18 @@ impl<H: Host> Plugin<H> {
             }
         }
         active.review.tool_result(ctx, event, loaded.as_deref());
+        if ctx.is_top_level() {
+            active.shadow.tool_result(host, &ctx.session, &event.args_json);
+        }
         Vec::new()
     }
 
     pub fn turn_end(&mut self, ctx: &CallContext, status: TurnStatus) -> Vec<Decision> {
         let host = &self.host;
         let Some(active) = self.state.as_mut() else { return Vec::new() };
+        if ctx.is_top_level() && status == TurnStatus::Completed {
+            active.shadow.turn_end(host, &ctx.session);
+        }
         if !active.review_ready {
             return Vec::new();
         }
@@ -302,6 +318,45 @@ impl<H: Host> Plugin<H> {
 
     pub fn feedback_record(&self, run: &str) -> Result<String, String> {
         self.feedback.get(run).map(|r| r.record().to_string()).ok_or_else(|| format!("no feedback run `{run}`"))
+    }
+
+    pub fn shadow_probes(&self) -> String {
+        let classes: Vec<serde_json::Value> = crate::shadow::probes::PROBE_CLASSES_V1
+            .iter()
+            .map(|p| serde_json::json!({"id": p.id, "name": p.name, "trigger": p.trigger, "probe": p.probe}))
+            .collect();
+        serde_json::json!({"classes": classes, "checklist": crate::shadow::probes::render_checklist()}).to_string()
+    }
+
+    pub fn shadow_admit(&mut self, root: &str, prompt: &str, holdout: bool) -> Result<String, String> {
+        let host = &self.host;
+        let active = self.state.as_mut().ok_or("the plugin has not been initialised")?;
+        active.shadow.admit(host, &active.config.shadow, root, prompt, holdout).map(|v| v.to_string())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub fn shadow_accept(
+        &mut self,
+        root: &str,
+        report_json: &str,
+        refs: &[u64],
+        author: Option<&str>,
+        reviewer: Option<&str>,
+        holdout: bool,
+    ) -> Result<String, String> {
+        let host = &self.host;
+        let active = self.state.as_mut().ok_or("the plugin has not been initialised")?;
+        active
+            .shadow
+            .accept(host, &active.config.shadow, root, report_json, refs, author, reviewer, holdout)
+            .map(|v| v.to_string())
+    }
+
+    pub fn shadow_status(&self, root: &str) -> String {
+        match &self.state {
+            Some(active) => active.shadow.status(&active.config.shadow, root, self.host.now_ms()).to_string(),
+            None => serde_json::json!({"error": "the plugin has not been initialised"}).to_string(),
+        }
     }
 
     /// Offline checks (the `checker` export); uses the configured duplicate threshold.

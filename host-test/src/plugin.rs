@@ -288,6 +288,37 @@ impl Plugin {
         self.guarded("feedback.record", |b, s| b.self_evolve_plugin_feedback().call_record(s, run))
     }
 
+    /// The shadow reviewer (seed 004): probes, admission, acceptance and status, as JSON.
+    pub fn shadow_probes(&mut self) -> Result<String, CallError> {
+        self.guarded("shadow.probes", |b, s| b.self_evolve_plugin_shadow().call_probes(s))
+    }
+
+    pub fn shadow_admit(
+        &mut self,
+        root: &str,
+        prompt: &str,
+        holdout: bool,
+    ) -> Result<Result<String, String>, CallError> {
+        self.guarded("shadow.admit", |b, s| b.self_evolve_plugin_shadow().call_admit(s, root, prompt, holdout))
+    }
+
+    pub fn shadow_accept(
+        &mut self,
+        root: &str,
+        report_json: &str,
+        refs: &[u64],
+        routes: (Option<&str>, Option<&str>),
+        holdout: bool,
+    ) -> Result<Result<String, String>, CallError> {
+        self.guarded("shadow.accept", |b, s| {
+            b.self_evolve_plugin_shadow().call_accept(s, root, report_json, refs, routes.0, routes.1, holdout)
+        })
+    }
+
+    pub fn shadow_status(&mut self, root: &str) -> Result<String, CallError> {
+        self.guarded("shadow.status", |b, s| b.self_evolve_plugin_shadow().call_status(s, root))
+    }
+
     pub fn check(&mut self, skills: &[SkillInput]) -> Result<Vec<Finding>, CallError> {
         self.guarded("checker.check", |b, s| b.self_evolve_plugin_checker().call_check(s, skills))
     }
