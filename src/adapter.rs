@@ -331,6 +331,9 @@ impl ex::shadow::Guest for Component {
             )
         })
     }
+    fn take_relay(root: String) -> String {
+        with_plugin(|p| p.shadow_take_relay(&root))
+    }
     fn status(root: String) -> String {
         with_plugin(|p| p.shadow_status(&root))
     }

@@ -352,6 +352,13 @@ impl<H: Host> Plugin<H> {
             .map(|v| v.to_string())
     }
 
+    pub fn shadow_take_relay(&mut self, root: &str) -> String {
+        match self.state.as_mut() {
+            Some(active) => active.shadow.take_relay(root).to_string(),
+            None => "[]".to_string(),
+        }
+    }
+
     pub fn shadow_status(&self, root: &str) -> String {
         match &self.state {
             Some(active) => active.shadow.status(&active.config.shadow, root, self.host.now_ms()).to_string(),

@@ -315,6 +315,10 @@ impl Plugin {
         })
     }
 
+    pub fn shadow_take_relay(&mut self, root: &str) -> Result<String, CallError> {
+        self.guarded("shadow.take-relay", |b, s| b.self_evolve_plugin_shadow().call_take_relay(s, root))
+    }
+
     pub fn shadow_status(&mut self, root: &str) -> Result<String, CallError> {
         self.guarded("shadow.status", |b, s| b.self_evolve_plugin_shadow().call_status(s, root))
     }

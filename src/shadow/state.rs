@@ -24,6 +24,8 @@ struct RootState {
     pending_escalation: Option<String>,
     last_independence: Option<&'static str>,
     watches: Vec<Watch>,
+    /// Accepted reports waiting to be relayed to the root agent.
+    relay: Vec<Envelope>,
 }
 
 #[derive(Default)]
@@ -151,6 +153,7 @@ impl Shadow {
             state.watches.push(watch);
         }
         let probability = state.spend.activation_probability(1.0, &lim);
+        state.relay.push(env.clone());
         Ok(json!({
             "relay": {"verdict": env.verdict, "severity": env.severity, "refs": env.refs, "content": env.content},
             "provenance": env.provenance(),
@@ -159,6 +162,19 @@ impl Shadow {
             "activationProbability": probability,
             "budget": state.spend.state(&lim).as_str(),
         }))
+    }
+
+    /// The accepted reports not yet relayed, most severe first, as relay sections.
+    pub fn take_relay(&mut self, root: &str) -> Value {
+        let Some(state) = self.roots.get_mut(root) else { return json!([]) };
+        let mut sections = std::mem::take(&mut state.relay);
+        envelope::relay_order(&mut sections);
+        Value::Array(
+            sections
+                .iter()
+                .map(|e| json!({"verdict": e.verdict, "severity": e.severity, "refs": e.refs, "content": e.content}))
+                .collect(),
+        )
     }
 
     /// Evidence for open challenges: the assistant's words.

@@ -152,3 +152,24 @@ fn the_value_loop_classifies_and_journals_metadata_only() {
     assert_eq!(journal.lines().count(), 3);
     assert!(!journal.contains("cart") && !journal.contains("secret word") && !journal.contains("disagree"));
 }
+
+#[test]
+fn relay_sections_come_most_severe_first_and_once() {
+    let host = FakeHost::new(0);
+    let c = cfg("");
+    let mut s = Shadow::default();
+    for (severity, refs) in [(0.2, 1), (0.9, 2), (0.5, 3)] {
+        accept(
+            &mut s,
+            &host,
+            &c,
+            json!({"verdict": "gap", "content": format!("point {refs}"), "severity": severity, "refs": [refs]}),
+        )
+        .unwrap();
+    }
+    accept(&mut s, &host, &c, json!({"verdict": "silent"})).unwrap();
+    let relay = s.take_relay("s1");
+    let order: Vec<f64> = relay.as_array().unwrap().iter().map(|r| r["severity"].as_f64().unwrap()).collect();
+    assert_eq!(order, [0.9, 0.5, 0.2], "quiet reports are not relayed");
+    assert_eq!(s.take_relay("s1"), json!([]));
+}
