@@ -135,6 +135,13 @@ impl Scheduler {
         state.turns_since_review += 1;
         state.tools_since_review += state.pending_tools;
         state.pending_tools = 0;
+        let due = state.turns_since_review >= config.review.turn_interval
+            || state.tools_since_review >= config.review.tool_call_threshold;
+        if due {
+            // `self-evolve skills review off` may have run in another process: re-read the
+            // switch whenever it can matter (a due turn), never on the cheap path.
+            self.load_override(host);
+        }
         let out = self.consider(host, config, &ctx.session, false);
         if let Some(state) = self.sessions.get_mut(&ctx.session) {
             state.digest.end_turn();

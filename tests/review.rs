@@ -275,3 +275,16 @@ fn one_gate_call_per_session_per_jev_cooldown() {
     assert_eq!(server.requests().len(), 1);
     assert!(r.gate_lines()[1]["reason"].as_str().unwrap().starts_with("fallback: gate cooldown"));
 }
+
+#[test]
+fn review_off_from_another_process_stops_the_next_due_review() {
+    let mut r = rig(r#"{"review":{"turnInterval":1}}"#, None);
+    assert_eq!(Rig::review_action(&r.turn(0)).0, "start");
+    // What `self-evolve skills review off` writes, from outside this instance.
+    std::fs::create_dir_all(r.h.state_dir()).unwrap();
+    std::fs::write(r.h.state_dir().join("review.json"), r#"{"enabled":false}"#).unwrap();
+    r.h.clock.advance(30 * MIN);
+    let (action, reason) = Rig::review_action(&r.turn(0));
+    assert_eq!(action, "skip");
+    assert!(reason.starts_with("disabled"), "{reason}");
+}
