@@ -10,6 +10,20 @@
 //! # Ok::<(), anyhow::Error>(())
 //! ```
 
+/// `println!` for the CLI: a closed pipe (`self-evolve … | head`) ends the program quietly
+/// instead of panicking.
+#[macro_export]
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        if let Err(err) = writeln!(std::io::stdout(), $($arg)*) {
+            if err.kind() == std::io::ErrorKind::BrokenPipe {
+                std::process::exit(0);
+            }
+        }
+    }};
+}
+
 pub mod bindings;
 pub mod caps;
 pub mod cli;

@@ -86,6 +86,14 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => code,
+        // A reader that closed the pipe early (`| head`) is not an error.
+        Err(err)
+            if err.chain().any(|e| {
+                e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            }) =>
+        {
+            ExitCode::SUCCESS
+        }
         Err(err) => {
             eprintln!("self-evolve: {err:#}");
             ExitCode::FAILURE
@@ -104,7 +112,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let report = plugin.init("{}", &[])?.map_err(|e| anyhow::anyhow!("{}: {}", e.key, e.message))?;
             let value: serde_json::Value =
                 serde_json::from_str(&report.config_json).context("the plugin's config report")?;
-            println!("{}", serde_json::to_string_pretty(&value)?);
+            self_evolve_host::say!("{}", serde_json::to_string_pretty(&value)?);
             Ok(ExitCode::SUCCESS)
         }
         Command::Check { dirs, json } => {
@@ -116,12 +124,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let home = home.unwrap_or_else(self_evolve_host::cli::home::default_home);
             let config = HostConfig { fs: self_evolve_host::cli::home::fs_config(&home), ..HostConfig::default() };
             let mut plugin = Plugin::load(&cli.wasm, config)?;
-            let services: Vec<String> = ["commands", "agents", "subagents"].iter().map(|s| s.to_string()).collect();
+            // The CLI runs no agents: `review now` says so instead of starting a child nobody runs.
+            let services: Vec<String> = vec!["commands".to_string()];
             plugin.init("{}", &services)?.map_err(|e| anyhow::anyhow!("{}: {}", e.key, e.message))?;
             let ctx = self_evolve_host::user_context("cli");
             match plugin.command(&ctx, &args.join(" "))? {
                 Ok(text) => {
-                    println!("{text}");
+                    self_evolve_host::say!("{text}");
                     Ok(ExitCode::SUCCESS)
                 }
                 Err(text) => {
@@ -137,9 +146,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
             );
             let stats = self_evolve_host::cli::gate_stats::summarize(reader)?;
             if json {
-                println!("{}", stats.to_json());
+                self_evolve_host::say!("{}", stats.to_json());
             } else {
-                print!("{}", stats.to_text());
+                self_evolve_host::say!("{}", stats.to_text().trim_end());
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -187,7 +196,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                         .filter(|d| d["kind"] == kind && (action.is_empty() || d["action"] == action))
                         .count()
                 };
-                println!(
+                self_evolve_host::say!(
                     "\n{} events replayed: {} reviews started, {} skipped, {} gate decisions, {} tool calls\nhome: {}",
                     summary.events,
                     count("review", "start"),
@@ -211,16 +220,16 @@ fn inspect(wasm: &PathBuf, init: bool) -> Result<ExitCode> {
         self_evolve_host::engine::default_cache_dir().as_deref(),
     )?;
     let ty = component.component_type();
-    println!("component  {}", wasm.display());
-    println!("size       {} bytes ({:.1} KiB)", bytes.len(), bytes.len() as f64 / 1024.0);
-    println!("cache      {cache:?}");
-    println!("imports (the capabilities it asks for):");
+    self_evolve_host::say!("component  {}", wasm.display());
+    self_evolve_host::say!("size       {} bytes ({:.1} KiB)", bytes.len(), bytes.len() as f64 / 1024.0);
+    self_evolve_host::say!("cache      {cache:?}");
+    self_evolve_host::say!("imports (the capabilities it asks for):");
     for (name, _) in ty.imports(engine) {
-        println!("  {name}");
+        self_evolve_host::say!("  {name}");
     }
-    println!("exports:");
+    self_evolve_host::say!("exports:");
     for (name, _) in ty.exports(engine) {
-        println!("  {name}");
+        self_evolve_host::say!("  {name}");
     }
     if init {
         let mut plugin = Plugin::from_bytes(&bytes, HostConfig::default())?;
@@ -228,20 +237,25 @@ fn inspect(wasm: &PathBuf, init: bool) -> Result<ExitCode> {
             ["tools", "commands", "system-prompt", "agents", "subagents"].iter().map(|s| s.to_string()).collect();
         match plugin.init("{}", &services)? {
             Ok(report) => {
-                println!("init (default config, every service offered): version {}", report.version);
+                self_evolve_host::say!("init (default config, every service offered): version {}", report.version);
                 for part in &report.parts {
                     let missing = if part.missing.is_empty() {
                         String::new()
                     } else {
                         format!(" (waits for {})", part.missing.join(", "))
                     };
-                    println!("  {:<13} {:<8} {}{missing}", part.name, state_name(part.state), part.detail);
+                    self_evolve_host::say!(
+                        "  {:<13} {:<8} {}{missing}",
+                        part.name,
+                        state_name(part.state),
+                        part.detail
+                    );
                 }
                 for warning in &report.warnings {
-                    println!("  warning: {warning}");
+                    self_evolve_host::say!("  warning: {warning}");
                 }
                 for tool in plugin.tools_list()? {
-                    println!("tool       {}: {}", tool.name, tool.description);
+                    self_evolve_host::say!("tool       {}: {}", tool.name, tool.description);
                 }
             }
             Err(err) => bail!("init failed: {}: {}", err.key, err.message),

@@ -111,13 +111,13 @@ pub fn run(plugin: &mut Plugin, dirs: &[PathBuf], json: bool) -> Result<bool> {
             let line = serde_json::json!({
                 "path": f.path, "line": f.line, "rule": f.rule, "severity": severity_name(f.severity), "message": f.message,
             });
-            println!("{line}");
+            crate::say!("{line}");
         } else {
-            println!("{}:{}: {} [{}] {}", f.path, f.line, severity_name(f.severity), f.rule, f.message);
+            crate::say!("{}:{}: {} [{}] {}", f.path, f.line, severity_name(f.severity), f.rule, f.message);
         }
     }
     if !json {
-        println!(
+        crate::say!(
             "{} skill(s) checked: {errors} error(s), {warnings} warning(s), {} advice",
             skills.len(),
             findings.len() - errors - warnings
