@@ -9,11 +9,11 @@ use crate::skill_manage::archive_location;
 use crate::skillfile::{SkillFile, meta};
 use crate::store::{Layout, ListCache, Scope, Store};
 use crate::time::{self, MS_PER_DAY};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub const REPORT_PATH: &str = "curator/last-report.json";
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Change {
     pub name: String,
     pub from: String,
@@ -21,7 +21,7 @@ pub struct Change {
     pub reason: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Report {
     pub at: String,
@@ -152,27 +152,7 @@ pub fn pass(
 /// The last pass's report, if any.
 pub fn last_report(host: &impl Host) -> Option<Report> {
     let bytes = host.read(&Root::State, REPORT_PATH).ok()?;
-    let value: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
-    let changes = value["changes"]
-        .as_array()?
-        .iter()
-        .map(|c| Change {
-            name: c["name"].as_str().unwrap_or_default().into(),
-            from: c["from"].as_str().unwrap_or_default().into(),
-            to: c["to"].as_str().unwrap_or_default().into(),
-            reason: c["reason"].as_str().unwrap_or_default().into(),
-        })
-        .collect();
-    Some(Report {
-        at: value["at"].as_str().unwrap_or_default().into(),
-        dry_run: false,
-        checked: value["checked"].as_u64().unwrap_or(0) as usize,
-        changes,
-        errors: value["errors"]
-            .as_array()
-            .map(|e| e.iter().filter_map(|x| x.as_str().map(String::from)).collect())
-            .unwrap_or_default(),
-    })
+    serde_json::from_slice(&bytes).ok()
 }
 
 /// Brings back the newest archived copy of `name` into the user scope, as active.
@@ -204,7 +184,7 @@ pub fn restore(host: &impl Host, name: &str, cache: &mut ListCache) -> Result<St
         ));
     }
     let layout = if note["layout"] == "flat" { Layout::Flat } else { Layout::Package };
-    let files = list_files(host, &source)?;
+    let files = store.package_files(&Root::State, &source).map_err(|e| e.message)?;
     for file in files.iter().filter(|f| *f != "archived.json") {
         let bytes = host.read(&Root::State, &format!("{source}/{file}")).map_err(|e| e.to_string())?;
         let target = match layout {
@@ -230,22 +210,6 @@ fn reactivate(bytes: &[u8]) -> Vec<u8> {
         }
         Err(_) => bytes.to_vec(),
     }
-}
-
-fn list_files(host: &impl Host, dir: &str) -> Result<Vec<String>, String> {
-    let mut out = Vec::new();
-    let mut stack = vec![String::new()];
-    while let Some(rel) = stack.pop() {
-        let path = if rel.is_empty() { dir.to_string() } else { format!("{dir}/{rel}") };
-        for (name, kind) in host.list_dir(&Root::State, &path).map_err(|e| e.to_string())? {
-            let child = if rel.is_empty() { name } else { format!("{rel}/{name}") };
-            match kind {
-                crate::host::EntryKind::Dir => stack.push(child),
-                _ => out.push(child),
-            }
-        }
-    }
-    Ok(out)
 }
 
 #[cfg(test)]
