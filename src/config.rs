@@ -137,6 +137,24 @@ pub const KEYS: &[KeySpec] = &[
         doc: "A `no` at or above this confidence skips the review; 1 keeps the gate observing only.",
     },
     KeySpec {
+        path: "reviewLoop.provider",
+        kind: Kind::Name,
+        default: DefaultValue::Str("fresh"),
+        doc: "Subagent provider for review-loop lens reviewers and falsifiers: a fresh context, never a fork of the authoring session.",
+    },
+    KeySpec {
+        path: "reviewLoop.reviewerTimeoutMinutes",
+        kind: Kind::Int { min: 1, max: 120 },
+        default: DefaultValue::Int(10),
+        doc: "Deadline the host gives each review-loop lens reviewer.",
+    },
+    KeySpec {
+        path: "reviewLoop.falsifierTimeoutMinutes",
+        kind: Kind::Int { min: 1, max: 60 },
+        default: DefaultValue::Int(2),
+        doc: "Deadline the host gives each review-loop falsifier.",
+    },
+    KeySpec {
         path: "shadow.softLimitChars",
         kind: Kind::Int { min: 0, max: 1_000_000_000 },
         default: DefaultValue::Int(0),
@@ -292,6 +310,14 @@ pub struct Config {
     pub review: ReviewConfig,
     pub curator: CuratorConfig,
     pub shadow: ShadowConfig,
+    pub review_loop: ReviewLoopConfig,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReviewLoopConfig {
+    pub provider: String,
+    pub reviewer_timeout_minutes: u64,
+    pub falsifier_timeout_minutes: u64,
 }
 
 impl Default for Config {
@@ -375,6 +401,9 @@ impl Config {
             "review.jev.cooldownMinutes" => r.jev.cooldown_minutes.into(),
             "review.jev.timeoutMs" => r.jev.timeout_ms.into(),
             "review.jev.confidentNo" => r.jev.confident_no.into(),
+            "reviewLoop.provider" => self.review_loop.provider.clone().into(),
+            "reviewLoop.reviewerTimeoutMinutes" => self.review_loop.reviewer_timeout_minutes.into(),
+            "reviewLoop.falsifierTimeoutMinutes" => self.review_loop.falsifier_timeout_minutes.into(),
             "shadow.softLimitChars" => self.shadow.soft_limit_chars.into(),
             "shadow.hardLimitChars" => self.shadow.hard_limit_chars.into(),
             "shadow.frugalModel" => self.shadow.frugal_model.clone().into(),
@@ -442,6 +471,11 @@ impl Resolved {
                     timeout_ms: u32::try_from(self.uint("review.jev.timeoutMs")).unwrap_or(u32::MAX),
                     confident_no: self.float("review.jev.confidentNo"),
                 },
+            },
+            review_loop: ReviewLoopConfig {
+                provider: self.str("reviewLoop.provider"),
+                reviewer_timeout_minutes: self.uint("reviewLoop.reviewerTimeoutMinutes"),
+                falsifier_timeout_minutes: self.uint("reviewLoop.falsifierTimeoutMinutes"),
             },
             shadow: ShadowConfig {
                 soft_limit_chars: self.uint("shadow.softLimitChars"),

@@ -20,6 +20,8 @@ pub mod ledger;
 pub mod lint;
 pub mod plugin;
 pub mod review;
+pub mod review_loop;
+pub mod rounds;
 pub mod shadow;
 pub mod skill_manage;
 pub mod skillfile;

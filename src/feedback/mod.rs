@@ -181,7 +181,8 @@ impl Run {
             Rule::Judge { cap } => cap,
         };
         let global = self.spec.global_budget();
-        let exhausted = limit.is_some_and(|l| used >= l) || global.is_some_and(|g| self.global_used >= g);
+        let exhausted = limit.is_some_and(|l| !crate::rounds::may_refine(used, l))
+            || global.is_some_and(|g| !crate::rounds::may_refine(self.global_used, g));
         if exhausted {
             let reason = match global {
                 Some(g) if self.global_used >= g => format!("the graph's {g} send-back(s) are spent"),

@@ -159,7 +159,7 @@ impl Spec {
             return Rule::Judge { cap: judge.cap };
         }
         if let Some(l) = stage.and_then(|s| s.loop_max.as_ref()) {
-            return Rule::Refinements(l.max.saturating_sub(1));
+            return Rule::Refinements(crate::rounds::refinements(l.max));
         }
         if self.mode == "dag" {
             return Rule::Refinements(match &self.max_kickbacks {
