@@ -156,10 +156,12 @@ pub fn begin(
             }
         }
     }
+    // A refused begin leaves the state root as it found it (the folder too, when it is empty).
     let release_all = || {
         for path in &locks {
             state::release(host, path, id);
         }
+        let _ = host.remove_dir(&crate::host::Root::State, state::DIR);
     };
 
     // Step 1: load or start the state.

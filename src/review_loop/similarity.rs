@@ -41,8 +41,23 @@ fn push_term(part: &str, out: &mut Vec<String>) {
     }
     let lower = part.to_lowercase();
     if !STOPWORDS.contains(&lower.as_str()) {
-        out.push(lower);
+        out.push(stem(lower));
     }
+}
+
+/// A light suffix stemmer, so `removes`, `removed` and `remove` meet: strips one of `ing`,
+/// `ed`, `es`, `s`, then a final `e`, keeping at least three characters.
+fn stem(mut word: String) -> String {
+    for suffix in ["ing", "ed", "es", "s"] {
+        if word.len() >= suffix.len() + 3 && word.ends_with(suffix) && !word.ends_with("ss") {
+            word.truncate(word.len() - suffix.len());
+            break;
+        }
+    }
+    if word.len() > 3 && word.ends_with('e') {
+        word.pop();
+    }
+    word
 }
 
 /// A sparse TF-IDF vector with its norm.
@@ -117,15 +132,17 @@ mod tests {
     fn terms_split_identifiers_and_drop_noise() {
         assert_eq!(
             terms("parseConfig(x) returns the MAX_SIZE of a 42 list"),
-            ["parse", "config", "returns", "max", "size", "list"]
+            ["pars", "config", "return", "max", "siz", "list"]
         );
+        assert_eq!(terms("removes removed remove removing"), ["remov"; 4]);
+        assert_eq!(terms("class access"), ["class", "access"]);
         assert!(terms("a = 1; b = 2").is_empty());
     }
 
     #[test]
     fn identical_texts_are_one_and_disjoint_texts_zero() {
         let corpus = Corpus::of_lines("fn parse(config)\nfn write(state)\n");
-        let a = corpus.vector("parse config");
+        let a = corpus.vector("parse configs");
         assert!((cosine(&a, &a) - 1.0).abs() < 1e-9);
         assert_eq!(cosine(&a, &corpus.vector("unrelated words")), 0.0);
         assert_eq!(cosine(&a, &corpus.vector("")), 0.0);
@@ -135,7 +152,7 @@ mod tests {
     fn rare_terms_weigh_more_than_common_ones() {
         let text = "let value = state.value;\nlet other = state.other;\nlet lock = state.lock_path;\n";
         let corpus = Corpus::of_lines(text);
-        assert!(corpus.idf("lock") > corpus.idf("state"));
+        assert!(corpus.idf("lock") > corpus.idf("stat"));
         let reference = corpus.vector("let lock = state.lock_path;");
         let rare = cosine(&corpus.vector("the lock path"), &reference);
         let common = cosine(&corpus.vector("the state let"), &reference);
