@@ -339,4 +339,53 @@ impl ex::shadow::Guest for Component {
     }
 }
 
+impl ex::review_loop::Guest for Component {
+    fn begin(c: types::CallContext, req: ex::review_loop::Request) -> Result<String, String> {
+        use crate::review_loop as rl;
+        use ex::review_loop::{Independence as I, Mode as M};
+        let request = rl::Request {
+            mode: match req.mode {
+                M::Code => rl::Mode::Code,
+                M::Plan => rl::Mode::Plan,
+                M::Claim => rl::Mode::Claim,
+                M::Deliverable => rl::Mode::Deliverable,
+            },
+            artifact: req.artifact,
+            artifact_sha: req.artifact_sha,
+            files: req.files,
+            documents: req.documents.into_iter().map(|d| (d.path, d.text)).collect(),
+            repo: req.repo,
+            branch: req.branch,
+            commit: req.commit,
+            uncommitted: req.uncommitted,
+            max_iter: req.max_iter,
+            token_ceiling: req.token_ceiling,
+            independence: match req.independence {
+                I::Independent => rl::Independence::Independent,
+                I::SelfAuthored(files) => rl::Independence::SelfAuthored(files),
+                I::Unverified(why) => rl::Independence::Unverified(why),
+            },
+            self_review_ack: req.self_review_ack,
+            auto: req.auto,
+            commands: req.commands.map(|list| list.into_iter().map(command_result).collect()),
+            disabled_lenses: req.disabled_lenses,
+        };
+        with_plugin(|p| p.review_loop_begin(&ctx(c), request))
+    }
+    fn commands(run: String, results: Vec<ex::review_loop::CommandResult>) -> Result<Vec<String>, String> {
+        let results: Vec<_> = results.into_iter().map(command_result).collect();
+        with_plugin(|p| p.review_loop_commands(&run, &results))
+    }
+    fn spend(activation: String, input_tokens: u64, output_tokens: u64) -> Vec<String> {
+        with_plugin(|p| p.review_loop_spend(&activation, input_tokens, output_tokens))
+    }
+    fn status(session: String) -> String {
+        with_plugin(|p| p.review_loop_status(&session))
+    }
+}
+
+fn command_result(c: ex::review_loop::CommandResult) -> crate::review_loop::CommandResult {
+    crate::review_loop::CommandResult { name: c.name, exit_code: c.exit_code, stderr_tail: c.stderr_tail }
+}
+
 export!(Component);

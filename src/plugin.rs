@@ -37,6 +37,7 @@ pub(crate) struct Active {
     /// The host offers agents and subagents, so reviews can run.
     pub(crate) review_ready: bool,
     pub(crate) shadow: crate::shadow::state::Shadow,
+    pub(crate) review_loops: crate::review_loop::Loops,
 }
 
 impl Active {
@@ -90,9 +91,15 @@ impl<H: Host> Plugin<H> {
             );
         }
         // A re-init keeps what agents have read, the parse cache and the review counters.
-        let (reads, cache, mut review, shadow) = match self.state.take() {
-            Some(old) => (old.reads, old.cache, old.review, old.shadow),
-            None => (ReadRegistry::default(), ListCache::default(), Scheduler::default(), Default::default()),
+        let (reads, cache, mut review, shadow, review_loops) = match self.state.take() {
+            Some(old) => (old.reads, old.cache, old.review, old.shadow, old.review_loops),
+            None => (
+                ReadRegistry::default(),
+                ListCache::default(),
+                Scheduler::default(),
+                Default::default(),
+                Default::default(),
+            ),
         };
         review.load_override(&self.host);
         let part_active = |name: &str| report.parts.iter().any(|p| p.name == name && p.state == PartState::Active);
@@ -112,6 +119,7 @@ impl<H: Host> Plugin<H> {
             review_ready,
             curator,
             shadow,
+            review_loops,
         });
         self.host.log(Level::Info, &format!("self-evolve {} initialised", report.version));
         Ok(report)
@@ -267,10 +275,48 @@ impl<H: Host> Plugin<H> {
         active.review.turn_end(host, &active.config, ctx, status)
     }
 
+    /// A review-loop child's completion goes to its run; any other to the review scheduler.
     pub fn activation_end(&mut self, result: &ActivationResult) -> Vec<Decision> {
+        let host = &self.host;
+        let Some(active) = self.state.as_mut() else { return Vec::new() };
+        match active.review_loops.activation_end(host, result) {
+            Some(decisions) => decisions,
+            None => active.review.activation_end(result),
+        }
+    }
+
+    pub fn review_loop_begin(&mut self, ctx: &CallContext, req: crate::review_loop::Request) -> Result<String, String> {
+        let host = &self.host;
+        let active = self.state.as_mut().ok_or_else(|| not_initialized().to_json())?;
+        active
+            .review_loops
+            .begin(host, &active.config.review_loop, ctx, req)
+            .map(|v| v.to_string())
+            .map_err(|err| err.to_json())
+    }
+
+    pub fn review_loop_commands(
+        &mut self,
+        run: &str,
+        results: &[crate::review_loop::CommandResult],
+    ) -> Result<Vec<Decision>, String> {
+        let host = &self.host;
+        let active = self.state.as_mut().ok_or_else(|| not_initialized().to_json())?;
+        active.review_loops.commands(host, run, results).map_err(|err| err.to_json())
+    }
+
+    pub fn review_loop_spend(&mut self, activation: &str, input: u64, output: u64) -> Vec<Decision> {
+        let host = &self.host;
         match self.state.as_mut() {
-            Some(active) => active.review.activation_end(result),
+            Some(active) => active.review_loops.spend(host, activation, input, output),
             None => Vec::new(),
+        }
+    }
+
+    pub fn review_loop_status(&self, session: &str) -> String {
+        match &self.state {
+            Some(active) => active.review_loops.status(&self.host, session).to_string(),
+            None => serde_json::json!({"error": "the plugin has not been initialised"}).to_string(),
         }
     }
 

@@ -1,7 +1,7 @@
 //! `Plugin`: the component loaded, instantiated and guarded, with one method per export.
 //! Build it with `Plugin::load(path, HostConfig)`; every call returns `CallError` on a trap.
 
-use crate::bindings::{self, types};
+use crate::bindings::{self, review_loop, types};
 use crate::caps::clock::{Clock, SystemClock};
 use crate::caps::fs::{FsCap, FsConfig, FsFaults};
 use crate::caps::http::{HttpCap, HttpConfig};
@@ -321,6 +321,33 @@ impl Plugin {
 
     pub fn shadow_status(&mut self, root: &str) -> Result<String, CallError> {
         self.guarded("shadow.status", |b, s| b.self_evolve_plugin_shadow().call_status(s, root))
+    }
+
+    /// Starts one review-loop iteration (seed 003); Ok(Ok(decision JSON)) or Ok(Err(refusal JSON)).
+    pub fn review_loop_begin(
+        &mut self,
+        ctx: &CallContext,
+        req: &review_loop::Request,
+    ) -> Result<Result<String, String>, CallError> {
+        self.guarded("review-loop.begin", |b, s| b.self_evolve_plugin_review_loop().call_begin(s, ctx, req))
+    }
+
+    pub fn review_loop_commands(
+        &mut self,
+        run: &str,
+        results: &[review_loop::CommandResult],
+    ) -> Result<Result<Vec<String>, String>, CallError> {
+        self.guarded("review-loop.commands", |b, s| b.self_evolve_plugin_review_loop().call_commands(s, run, results))
+    }
+
+    pub fn review_loop_spend(&mut self, activation: &str, input: u64, output: u64) -> Result<Vec<String>, CallError> {
+        self.guarded("review-loop.spend", |b, s| {
+            b.self_evolve_plugin_review_loop().call_spend(s, activation, input, output)
+        })
+    }
+
+    pub fn review_loop_status(&mut self, session: &str) -> Result<String, CallError> {
+        self.guarded("review-loop.status", |b, s| b.self_evolve_plugin_review_loop().call_status(s, session))
     }
 
     pub fn check(&mut self, skills: &[SkillInput]) -> Result<Vec<Finding>, CallError> {

@@ -8,7 +8,9 @@
 //! `events.activation-end`, token counts through `spend`, command results through `commands`.
 
 pub mod aggregate;
+mod begin;
 pub mod context;
+mod decide;
 pub mod findings;
 pub mod lenses;
 mod run;
@@ -126,7 +128,7 @@ impl Loops {
         let id = format!("rl-{}", self.next);
         let runs = &self.runs;
         let alive = |owner: &state::LockOwner| runs.contains_key(&owner.run);
-        let started = run::begin(host, config, ctx, req, &id, &self.instance, &alive)?;
+        let started = begin::begin(host, config, ctx, req, &id, &self.instance, &alive)?;
         let (decision, live) = started;
         if let Some(live) = live {
             for activation in live.activation_ids() {

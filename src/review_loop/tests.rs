@@ -348,6 +348,17 @@ fn a_malformed_reply_is_one_recorded_failure() {
     assert_eq!(out["outcome"], "review-clean");
     assert_eq!(out["failures"].as_array().unwrap().len(), 1);
     assert_eq!(out["failures"][0]["lens"], "simplicity");
+    // When no lens delivers, nothing was reviewed: exhausted, never clean, and the verdict says why.
+    let mut t2 = fresh();
+    t2.begin("s3", req(Mode::Code, DIFF));
+    let out = last(&t2.drive(|_| "no JSON here".into())).clone();
+    assert_eq!(out["outcome"], "review-exhausted");
+    let verdict = out["verdict"].as_str().unwrap();
+    assert!(
+        verdict.contains("**Degraded:** lens `simplicity`: malformed reply")
+            && verdict.contains("no lens delivered a review"),
+        "{verdict}"
+    );
     // A failed or timed-out activation is a failure too, not a crash.
     let mut t = fresh();
     t.begin("s2", req(Mode::Deliverable, "# Report\n\nAll good.\n"));

@@ -36,6 +36,8 @@ pub struct Verdict<'a> {
     /// Unresolved actionable findings, then the speculative ones.
     pub unresolved: &'a [Finding],
     pub speculative: &'a [Finding],
+    /// What degraded the review (failed lenses, the ceiling): said on the verdict, never hidden.
+    pub degraded: &'a [String],
 }
 
 impl Verdict<'_> {
@@ -82,6 +84,9 @@ impl Verdict<'_> {
             self.line(),
             self.independence_text()
         ));
+        if !self.degraded.is_empty() {
+            out.push_str(&format!("\n**Degraded:** {}\n", self.degraded.join("; ")));
+        }
         if self.uncommitted {
             out.push_str(&format!(
                 "\n_The reviewed {} is uncommitted work: this verdict covers the reviewed state, not `{pin}`._\n",

@@ -101,9 +101,14 @@ pub struct Activation {
     pub worked: bool,
 }
 
-/// Answers activations from a queue of scripts (none queued: "no skill update").
+/// Picks a script from what a child was asked (tests answer reviewers by their prompt).
+pub type Responder = Box<dyn FnMut(&Spec) -> Option<Script> + Send>;
+
+/// Answers activations from a responder, else a queue of scripts (else "no skill update").
 #[derive(Default)]
 pub struct ScriptedProvider {
+    /// Consulted first; `None` falls through to the queue.
+    pub responder: Option<Responder>,
     pub queue: VecDeque<Script>,
     pub activations: Vec<Activation>,
     /// Refuse every start with this reason (fault injection).
@@ -124,8 +129,12 @@ impl SubagentProvider for ScriptedProvider {
             return Err(reason.clone());
         }
         let id = format!("act-{}", self.activations.len() + 1);
-        let script =
-            self.queue.pop_front().unwrap_or(Script { calls: Vec::new(), text: "no skill update".into(), delay_ms: 0 });
+        let answered = self.responder.as_mut().and_then(|respond| respond(spec));
+        let script = answered.or_else(|| self.queue.pop_front()).unwrap_or(Script {
+            calls: Vec::new(),
+            text: "no skill update".into(),
+            delay_ms: 0,
+        });
         self.activations.push(Activation {
             id: id.clone(),
             spec: spec.clone(),
