@@ -50,69 +50,78 @@ pub struct Input<'a> {
     pub mode: Mode,
     /// The diff, plan text, claims or deliverable.
     pub artifact: &'a str,
+    /// The artifact's index, built once when the iteration began (`Corpus::of_lines`).
+    pub corpus: &'a Corpus,
     /// 0-based; the dedup and confidence filters apply from index 1 (the seed's "iteration ≥ 2").
     pub iteration: u32,
     /// Findings of earlier iterations that were sent to be fixed.
     pub addressed: &'a [Finding],
 }
 
-/// What a claim is compared with, cached per file.
+/// What claims are compared with. The artifact is indexed once (its vector and, for a diff,
+/// where each file's part starts and ends); each finding then costs its own small window.
 struct References<'a> {
-    corpus: Corpus,
+    corpus: &'a Corpus,
     artifact: &'a str,
     whole: Option<Vector>,
-    files: HashMap<String, Option<Vector>>,
+    sections: Option<HashMap<String, std::ops::Range<usize>>>,
+    files: HashMap<String, Vector>,
 }
 
 impl<'a> References<'a> {
-    fn whole(&mut self) -> &Vector {
-        if self.whole.is_none() {
-            self.whole = Some(self.corpus.vector(self.artifact));
-        }
-        self.whole.get_or_insert_with(Vector::default)
+    fn new(artifact: &'a str, corpus: &'a Corpus) -> References<'a> {
+        References { corpus, artifact, whole: None, sections: None, files: HashMap::new() }
+    }
+
+    fn against_whole(&mut self, claim: &Vector) -> (f64, &'static str) {
+        let (corpus, len) = (self.corpus, self.artifact.len());
+        let whole = self.whole.get_or_insert_with(|| corpus.vector_of_range(0..len));
+        (cosine(claim, whole), "artifact")
+    }
+
+    /// The cited file's part of the diff: (its text, its byte offset in the artifact).
+    fn section(&mut self, file: &str) -> Option<(&'a str, usize)> {
+        let artifact = self.artifact;
+        let sections = self.sections.get_or_insert_with(|| context::diff_sections(artifact));
+        sections.get(file.trim_start_matches("./")).map(|r| (&artifact[r.clone()], r.start))
     }
 
     /// Code and plan: the ±10 lines around the cited line, else the cited file's part of the
     /// diff, else the whole artifact (a long reference shrinks every cosine: seed 003 on why
     /// deliverable mode uses the cited passage).
-    fn for_code(&mut self, finding: &Finding) -> (Vector, &'static str) {
+    fn for_code(&mut self, finding: &Finding, claim: &Vector) -> (f64, &'static str) {
         if let Some(file) = &finding.file
-            && let Some(section) = context::diff_section(self.artifact, file)
+            && let Some((section, at)) = self.section(file)
         {
-            if let Some(window) = finding.line.and_then(|l| context::diff_window(section, l)) {
-                return (self.corpus.vector(&window), "window");
+            if let Some(window) = finding.line.and_then(|l| context::diff_window_range(section, l)) {
+                let lines = self.corpus.vector_of_range(at + window.start..at + window.end);
+                return (cosine(claim, &lines), "window");
             }
-            let corpus = &self.corpus;
-            let vector = self.files.entry(file.clone()).or_insert_with(|| Some(corpus.vector(section)));
-            if let Some(v) = vector {
-                return (v.clone(), "file");
-            }
+            let corpus = self.corpus;
+            let range = at..at + section.len();
+            let vector = self.files.entry(file.clone()).or_insert_with(|| corpus.vector_of_range(range));
+            return (cosine(claim, vector), "file");
         }
-        (self.whole().clone(), "artifact")
+        self.against_whole(claim)
     }
 
     /// Deliverable: the cited passage plus its section; the named section; else the whole text.
-    fn for_deliverable(&mut self, finding: &Finding) -> (Vector, &'static str) {
+    fn for_deliverable(&mut self, finding: &Finding, claim: &Vector) -> (f64, &'static str) {
         if let Some(passage) = &finding.passage
             && let Some(at) = context::find_passage(self.artifact, passage)
         {
             let section = context::section_at(self.artifact, at);
-            return (self.corpus.vector(&format!("{passage}\n{section}")), "passage");
+            return (cosine(claim, &self.corpus.vector(&format!("{passage}\n{section}"))), "passage");
         }
         if let Some(section) = finding.section.as_deref().and_then(|s| context::section_named(self.artifact, s)) {
-            return (self.corpus.vector(section), "section");
+            return (cosine(claim, &self.corpus.vector(section)), "section");
         }
-        (self.whole().clone(), "artifact")
+        self.against_whole(claim)
     }
 }
 
 pub fn aggregate(input: &Input<'_>, findings: Vec<Finding>) -> Aggregation {
-    let mut refs = References {
-        corpus: Corpus::of_lines(input.artifact),
-        artifact: input.artifact,
-        whole: None,
-        files: HashMap::new(),
-    };
+    let mut refs = References::new(input.artifact, input.corpus);
     let mut out = Aggregation::default();
     let addressed: Vec<Vector> = if input.iteration > 0 {
         input.addressed.iter().map(|f| refs.corpus.vector(&f.claim)).collect()
@@ -125,12 +134,11 @@ pub fn aggregate(input: &Input<'_>, findings: Vec<Finding>) -> Aggregation {
         // 1. Drift guard. Exempt: the meta-signal of a standard that failed to load, and
         //    execution failures (a command's stderr is not meant to echo the diff).
         if !finding.is_checklist_unavailable() && !finding.is_execution() {
-            let (reference, kind) = match input.mode {
-                Mode::Deliverable => refs.for_deliverable(&finding),
-                Mode::Claim => (refs.whole().clone(), "artifact"),
-                Mode::Code | Mode::Plan => refs.for_code(&finding),
+            let (score, kind) = match input.mode {
+                Mode::Deliverable => refs.for_deliverable(&finding, &claim),
+                Mode::Claim => refs.against_whole(&claim),
+                Mode::Code | Mode::Plan => refs.for_code(&finding, &claim),
             };
-            let score = cosine(&claim, &reference);
             if score < DRIFT_MIN {
                 out.dropped.push(Dropped { finding, reason: "drift", score, reference: kind });
                 continue;

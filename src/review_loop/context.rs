@@ -2,55 +2,68 @@
 //! supporting document, a deliverable's quoted passage and its section. The falsifier reads
 //! these; the drift guard compares claims with them.
 
+use std::collections::HashMap;
+use std::ops::Range;
+
 /// Lines either side of the cited line (seed 003, Step 5: "±10 lines").
 pub const RADIUS: usize = 10;
 /// Longest context handed to a falsifier, in bytes.
 const MAX_CONTEXT: usize = 8 * 1024;
 
-/// The part of a unified diff about `file`: from its `diff --git` header (or, in a plain
-/// unified diff, its `---` line) to the next file's.
-pub fn diff_section<'a>(diff: &'a str, file: &str) -> Option<&'a str> {
+/// Every file's part of a unified diff, by path (the `+++` side, else the `---` side), found in
+/// one pass.
+pub fn diff_sections(diff: &str) -> HashMap<String, Range<usize>> {
     let git = diff.starts_with("diff --git ") || diff.contains("\ndiff --git ");
-    let lines: Vec<(usize, &str)> = diff
-        .split_inclusive('\n')
-        .scan(0, |offset, line| {
-            let at = *offset;
-            *offset += line.len();
-            Some((at, line))
-        })
-        .collect();
-    let mut start = None;
-    for (i, (at, line)) in lines.iter().enumerate() {
+    // (start, names) of each file's part; each ends where the next starts.
+    let mut parts: Vec<(usize, Vec<String>)> = Vec::new();
+    let mut offset = 0;
+    for line in diff.split_inclusive('\n') {
         let header = if git { line.starts_with("diff --git ") } else { line.starts_with("--- ") };
-        if !header {
-            continue;
+        if header {
+            parts.push((offset, Vec::new()));
         }
-        if let Some(s) = start {
-            return Some(&diff[s..*at]);
+        if let Some((_, names)) = parts.last_mut()
+            && (line.starts_with("+++ ") || line.starts_with("--- "))
+            && let Some(path) = line[4..].split_whitespace().next()
+        {
+            let path = path.strip_prefix("a/").or_else(|| path.strip_prefix("b/")).unwrap_or(path);
+            if path != "/dev/null" && !names.iter().any(|n| n == path) {
+                names.push(path.to_string());
+            }
         }
-        let next = lines.get(i + 1).map_or("", |(_, l)| l);
-        let next2 = lines.get(i + 2).map_or("", |(_, l)| l);
-        if names_file(line, file) || (!git && names_file(next, file)) || (git && names_file(next2, file)) {
-            start = Some(*at);
+        offset += line.len();
+    }
+    let mut out = HashMap::new();
+    for (i, (start, names)) in parts.iter().enumerate() {
+        let end = parts.get(i + 1).map_or(diff.len(), |(next, _)| *next);
+        for name in names {
+            out.entry(name.clone()).or_insert(*start..end);
         }
     }
-    start.map(|s| &diff[s..])
+    out
 }
 
-fn names_file(header: &str, file: &str) -> bool {
-    let file = file.trim_start_matches("./");
-    header.split_whitespace().any(|part| {
-        let part = part.trim_start_matches("a/").trim_start_matches("b/");
-        part == file
-    })
+/// The part of a unified diff about `file` (one lookup; callers with many use `diff_sections`).
+pub fn diff_section<'a>(diff: &'a str, file: &str) -> Option<&'a str> {
+    diff_sections(diff).get(file.trim_start_matches("./")).map(|r| &diff[r.clone()])
 }
 
 /// ±`RADIUS` diff lines around the line that is (or is nearest to) new-file line `line`.
 pub fn diff_window(section: &str, line: u32) -> Option<String> {
-    let lines: Vec<&str> = section.lines().collect();
+    let range = diff_window_range(section, line)?;
+    Some(clip(section[range].trim_end_matches('\n').to_string()))
+}
+
+/// Byte range (within `section`) of the ±`RADIUS` diff lines around new-file line `line`.
+pub fn diff_window_range(section: &str, line: u32) -> Option<Range<usize>> {
+    let mut starts: Vec<usize> = Vec::new();
+    let mut offset = 0;
     let mut new_line: Option<u32> = None;
     let mut best: Option<(u32, usize)> = None;
-    for (i, text) in lines.iter().enumerate() {
+    for text in section.split_inclusive('\n') {
+        let i = starts.len();
+        starts.push(offset);
+        offset += text.len();
         if let Some(rest) = text.strip_prefix("@@ ") {
             new_line = hunk_new_start(rest);
             continue;
@@ -66,7 +79,9 @@ pub fn diff_window(section: &str, line: u32) -> Option<String> {
         new_line = Some(current + 1);
     }
     let (_, at) = best?;
-    Some(window(&lines, at))
+    let from = starts[at.saturating_sub(RADIUS)];
+    let to = starts.get(at + RADIUS + 1).copied().unwrap_or(section.len());
+    Some(from..to)
 }
 
 /// `-a,b +c,d @@` → c.
@@ -172,6 +187,8 @@ mod tests {
         let z = diff_section(DIFF, "src/z.rs").unwrap();
         assert!(z.contains("+new"));
         assert!(diff_section(DIFF, "src/missing.rs").is_none());
+        let all = diff_sections(DIFF);
+        assert_eq!((&DIFF[all["src/a.rs"].clone()], &DIFF[all["src/z.rs"].clone()]), (a, z));
         let w = diff_window(a, 3).unwrap();
         assert!(w.contains("+fn c() {}"));
         assert!(diff_window(z, 41).unwrap().contains("+new"));

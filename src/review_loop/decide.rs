@@ -18,6 +18,7 @@ impl Run {
         let kept: Vec<Finding> =
             self.candidates.iter().filter(|c| c.falsified.is_none()).map(|c| c.finding.clone()).collect();
         let input = aggregate::Input {
+            corpus: &self.corpus,
             mode: self.mode,
             artifact: &self.artifact,
             iteration: self.state.iteration,

@@ -46,10 +46,10 @@ impl Mode {
     }
 
     /// Most findings taken from one lens (the discipline blocks' caps; code mode has none in the
-    /// seed, 20 bounds the falsifier work one lens can cause).
+    /// seed, 50 bounds the falsifier work one lens can cause).
     pub fn cap(self) -> usize {
         match self {
-            Mode::Code => 20,
+            Mode::Code => 50,
             Mode::Plan | Mode::Deliverable => 5,
             Mode::Claim => 6,
         }

@@ -47,6 +47,10 @@ pub struct Run {
     pub(super) mode: Mode,
     pub(super) sha: String,
     pub(super) artifact: String,
+    /// The artifact's TF-IDF index, built at begin so the deciding call only weighs claims.
+    pub(super) corpus: super::similarity::Corpus,
+    /// Each file's part of the artifact when it is a diff, indexed on first use.
+    pub(super) sections: std::cell::OnceCell<std::collections::HashMap<String, std::ops::Range<usize>>>,
     pub(super) documents: Vec<(String, String)>,
     pub(super) independence: Independence,
     pub(super) ack: Option<String>,
@@ -240,7 +244,8 @@ impl Run {
         match self.mode {
             Mode::Code | Mode::Plan => {
                 let file = finding.file.as_deref().unwrap_or("");
-                if let Some(section) = context::diff_section(&self.artifact, file) {
+                let sections = self.sections.get_or_init(|| context::diff_sections(&self.artifact));
+                if let Some(section) = sections.get(file.trim_start_matches("./")).map(|r| &self.artifact[r.clone()]) {
                     return finding
                         .line
                         .and_then(|l| context::diff_window(section, l))

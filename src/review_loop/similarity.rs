@@ -4,6 +4,27 @@
 //! uses get the largest weight, so two claims that share only such terms can still match.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// Keys are already FNV hashes: hashing them again would only cost time.
+#[derive(Default)]
+struct Identity(u64);
+
+impl Hasher for Identity {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0 << 8) | u64::from(*b);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+type TermMap<V> = HashMap<u64, V, BuildHasherDefault<Identity>>;
 
 /// Words too common in English prose to say anything about a finding.
 const STOPWORDS: &[&str] = &[
@@ -13,41 +34,101 @@ const STOPWORDS: &[&str] = &[
     "will", "with", "would",
 ];
 
-/// Lower-case terms of a text: runs of letters and digits, camelCase split, at least two
-/// characters with at least one letter, stopwords left out.
-pub fn terms(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for word in text.split(|c: char| !c.is_alphanumeric()) {
-        if word.is_empty() {
-            continue;
-        }
-        let mut start = 0;
-        let chars: Vec<(usize, char)> = word.char_indices().collect();
-        for i in 1..chars.len() {
-            let (prev, cur) = (chars[i - 1].1, chars[i].1);
-            if prev.is_lowercase() && cur.is_uppercase() {
-                push_term(&word[start..chars[i].0], &mut out);
-                start = chars[i].0;
+/// Calls `each` with every lower-case term of a text: runs of letters and digits, camelCase
+/// split, at least two characters with at least one letter, stopwords left out, lightly
+/// stemmed; and every whole `snake_case` identifier as one more term, since a claim that names
+/// `value_3_5` points at exactly one line. One buffer is reused: no allocation per term.
+pub fn each_term(text: &str, mut each: impl FnMut(&str)) {
+    let mut buf = String::new();
+    if text.is_ascii() {
+        // The common case (code, English), scanned as bytes.
+        let b = text.as_bytes();
+        let in_word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+        let mut i = 0;
+        while i < b.len() {
+            if !in_word(b[i]) {
+                i += 1;
+                continue;
             }
+            let start = i;
+            while i < b.len() && in_word(b[i]) {
+                i += 1;
+            }
+            run_terms(&text[start..i], &mut buf, &mut each);
         }
-        push_term(&word[start..], &mut out);
+    } else {
+        for run in text.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|r| !r.is_empty()) {
+            run_terms(run, &mut buf, &mut each);
+        }
     }
-    out
 }
 
-fn push_term(part: &str, out: &mut Vec<String>) {
-    if part.chars().count() < 2 || !part.chars().any(char::is_alphabetic) {
+/// One run of letters, digits and underscores: the whole identifier, then its words.
+fn run_terms(run: &str, buf: &mut String, each: &mut impl FnMut(&str)) {
+    if run.len() >= 3 && run.contains('_') && run.chars().any(char::is_alphabetic) {
+        let whole = run.trim_matches('_');
+        if whole.contains('_') {
+            lower_into(whole, buf);
+            each(buf);
+        }
+    }
+    for word in run.split('_') {
+        let mut start = 0;
+        if word.is_ascii() {
+            let b = word.as_bytes();
+            for i in 1..b.len() {
+                if b[i - 1].is_ascii_lowercase() && b[i].is_ascii_uppercase() {
+                    emit(&word[start..i], buf, each);
+                    start = i;
+                }
+            }
+        } else {
+            let mut prev: Option<char> = None;
+            for (i, c) in word.char_indices() {
+                if prev.is_some_and(char::is_lowercase) && c.is_uppercase() {
+                    emit(&word[start..i], buf, each);
+                    start = i;
+                }
+                prev = Some(c);
+            }
+        }
+        emit(&word[start..], buf, each);
+    }
+}
+
+fn emit(part: &str, buf: &mut String, each: &mut impl FnMut(&str)) {
+    if part.len() < 2 || !part.chars().any(char::is_alphabetic) {
         return;
     }
-    let lower = part.to_lowercase();
-    if !STOPWORDS.contains(&lower.as_str()) {
-        out.push(stem(lower));
+    lower_into(part, buf);
+    // Only short words can be stopwords; the list is sorted.
+    if buf.len() <= 6 && STOPWORDS.binary_search(&buf.as_str()).is_ok() {
+        return;
     }
+    stem(buf);
+    each(buf);
+}
+
+fn lower_into(text: &str, buf: &mut String) {
+    buf.clear();
+    if text.is_ascii() {
+        buf.push_str(text);
+        buf.make_ascii_lowercase();
+    } else {
+        buf.extend(text.chars().flat_map(char::to_lowercase));
+    }
+}
+
+/// The terms of a text, collected (for tests and diagnostics).
+pub fn terms(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    each_term(text, |t| out.push(t.to_string()));
+    out
 }
 
 /// A light suffix stemmer, so `removes`, `removed` and `remove` meet: strips one of `ing`,
 /// `ed`, `es`, `s`, then a final `e`, keeping at least three characters.
-fn stem(mut word: String) -> String {
+fn stem(word: &mut String) {
     for suffix in ["ing", "ed", "es", "s"] {
         if word.len() >= suffix.len() + 3 && word.ends_with(suffix) && !word.ends_with("ss") {
             word.truncate(word.len() - suffix.len());
@@ -57,57 +138,93 @@ fn stem(mut word: String) -> String {
     if word.len() > 3 && word.ends_with('e') {
         word.pop();
     }
-    word
+}
+
+/// FNV-1a: terms are kept as 64-bit hashes (a collision merely merges two rare terms).
+fn hash(term: &str) -> u64 {
+    term.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3))
 }
 
 /// A sparse TF-IDF vector with its norm.
 #[derive(Debug, Clone, Default)]
 pub struct Vector {
-    weights: HashMap<String, f64>,
+    weights: TermMap<f64>,
     norm: f64,
 }
 
-/// Document frequencies over the artifact's lines.
+/// Document frequencies over the artifact's lines, and each line's terms (so a window of lines
+/// costs a sum, not a second tokenisation).
 pub struct Corpus {
-    df: HashMap<String, u32>,
+    df: TermMap<u32>,
     docs: u32,
+    /// Byte offset where each line starts, and its terms in `terms[spans[i]]`.
+    line_starts: Vec<usize>,
+    spans: Vec<(u32, u32)>,
+    terms: Vec<u64>,
 }
 
 impl Corpus {
     /// Every non-blank line of `text` is one document.
     pub fn of_lines(text: &str) -> Corpus {
-        let mut df: HashMap<String, u32> = HashMap::new();
-        let mut docs = 0;
-        let mut seen: Vec<String> = Vec::new();
-        for line in text.lines() {
-            seen.clear();
-            seen.extend(terms(line));
-            if seen.is_empty() {
+        let mut df: TermMap<u32> = TermMap::default();
+        let (mut docs, mut offset) = (0, 0);
+        let mut line_starts = Vec::new();
+        let mut spans = Vec::new();
+        let mut terms: Vec<u64> = Vec::with_capacity(text.len() / 6);
+        let mut seen: Vec<u64> = Vec::new();
+        for line in text.split_inclusive('\n') {
+            let from = terms.len();
+            each_term(line, |t| terms.push(hash(t)));
+            line_starts.push(offset);
+            spans.push((from as u32, terms.len() as u32));
+            offset += line.len();
+            if terms.len() == from {
                 continue;
             }
             docs += 1;
+            seen.clear();
+            seen.extend_from_slice(&terms[from..]);
             seen.sort_unstable();
             seen.dedup();
-            for term in seen.drain(..) {
-                *df.entry(term).or_insert(0) += 1;
+            for term in &seen {
+                *df.entry(*term).or_insert(0) += 1;
             }
         }
-        Corpus { df, docs }
+        Corpus { df, docs, line_starts, spans, terms }
     }
 
     /// Smoothed inverse document frequency: `ln((N + 1) / (df + 1)) + 1`.
     pub fn idf(&self, term: &str) -> f64 {
-        let df = self.df.get(term).copied().unwrap_or(0);
+        self.idf_of(hash(term))
+    }
+
+    fn idf_of(&self, term: u64) -> f64 {
+        let df = self.df.get(&term).copied().unwrap_or(0);
         ((f64::from(self.docs) + 1.0) / (f64::from(df) + 1.0)).ln() + 1.0
     }
 
     pub fn vector(&self, text: &str) -> Vector {
-        let mut weights: HashMap<String, f64> = HashMap::new();
-        for term in terms(text) {
-            *weights.entry(term).or_insert(0.0) += 1.0;
+        let mut counts: TermMap<f64> = TermMap::default();
+        each_term(text, |t| *counts.entry(hash(t)).or_insert(0.0) += 1.0);
+        self.weigh(counts)
+    }
+
+    /// The vector of the corpus's own lines that start inside `bytes` (offsets into its text).
+    pub fn vector_of_range(&self, bytes: std::ops::Range<usize>) -> Vector {
+        let first = self.line_starts.partition_point(|s| *s < bytes.start);
+        let last = self.line_starts.partition_point(|s| *s < bytes.end);
+        let mut counts: TermMap<f64> = TermMap::default();
+        for &(from, to) in &self.spans[first..last] {
+            for term in &self.terms[from as usize..to as usize] {
+                *counts.entry(*term).or_insert(0.0) += 1.0;
+            }
         }
+        self.weigh(counts)
+    }
+
+    fn weigh(&self, mut weights: TermMap<f64>) -> Vector {
         for (term, weight) in weights.iter_mut() {
-            *weight *= self.idf(term);
+            *weight *= self.idf_of(*term);
         }
         let norm = weights.values().map(|w| w * w).sum::<f64>().sqrt();
         Vector { weights, norm }
@@ -132,11 +249,18 @@ mod tests {
     fn terms_split_identifiers_and_drop_noise() {
         assert_eq!(
             terms("parseConfig(x) returns the MAX_SIZE of a 42 list"),
-            ["pars", "config", "return", "max", "siz", "list"]
+            ["pars", "config", "return", "max_size", "max", "siz", "list"]
         );
         assert_eq!(terms("removes removed remove removing"), ["remov"; 4]);
         assert_eq!(terms("class access"), ["class", "access"]);
+        assert_eq!(terms("Über größe_wert"), ["über", "größe_wert", "größ", "wert"]);
         assert!(terms("a = 1; b = 2").is_empty());
+    }
+
+    #[test]
+    fn stopwords_are_sorted_and_short() {
+        assert!(STOPWORDS.windows(2).all(|w| w[0] < w[1]));
+        assert!(STOPWORDS.iter().all(|w| w.len() <= 6));
     }
 
     #[test]
@@ -144,6 +268,9 @@ mod tests {
         let corpus = Corpus::of_lines("fn parse(config)\nfn write(state)\n");
         let a = corpus.vector("parse configs");
         assert!((cosine(&a, &a) - 1.0).abs() < 1e-9);
+        let line = corpus.vector("fn write(state)");
+        let ranged = corpus.vector_of_range(17..34);
+        assert!((cosine(&line, &ranged) - 1.0).abs() < 1e-9, "a range sums its lines' terms");
         assert_eq!(cosine(&a, &corpus.vector("unrelated words")), 0.0);
         assert_eq!(cosine(&a, &corpus.vector("")), 0.0);
     }
