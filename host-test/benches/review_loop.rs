@@ -48,13 +48,13 @@ fn finding(i: usize) -> serde_json::Value {
     serde_json::json!({
         "file": format!("src/mod_{f}.rs"), "line": l,
         // Half quote the line they cite (and pass the drift guard), half paraphrase it.
-        "claim": if i % 2 == 0 {
+        "claim": if i.is_multiple_of(2) {
             format!("`let value_{f}_{l} = parse_record_{}(&input_{l}, limit_{f}, variant_0)` drops the error", l % 17)
         } else {
             format!("value_{f}_{l} ignores the error from parse_record_{} when input_{l} exceeds limit_{f}", l % 17)
         },
         "severity": severity, "confidence": 60 + (i % 40),
-        "load_bearing": i % 2 == 0, "category": "bug", "fix": "propagate the error"
+        "load_bearing": i.is_multiple_of(2), "category": "bug", "fix": "propagate the error"
     })
 }
 
@@ -66,7 +66,7 @@ fn main() -> anyhow::Result<()> {
         if spec.prompt.starts_with("A reviewer flagged") {
             // The last falsifier of each iteration answers a second later.
             let n = fc.fetch_add(1, Ordering::SeqCst) + 1;
-            let delay_ms = if n % (5 * PER_LENS) == 0 { 1_000 } else { 0 };
+            let delay_ms = if n.is_multiple_of(5 * PER_LENS) { 1_000 } else { 0 };
             return Some(Script { text: r#"{"falsified": false}"#.into(), delay_ms, ..Default::default() });
         }
         let k = lc.fetch_add(1, Ordering::SeqCst);
