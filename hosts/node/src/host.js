@@ -104,6 +104,12 @@ export class Plugin {
   tick() { return this.exports.events.tick(); }
   command(ctx, args) { return result(() => this.exports.command.run(ctx, args)); }
   guidance() { return this.exports.guidance.section(); }
+  // The review loop (seed 003). `request` is the WIT record in jco's shape (camelCase fields,
+  // `independence` a `{tag, val}` variant, u64 as BigInt); decisions are JSON lines.
+  reviewLoopBegin(ctx, request) { return result(() => this.exports.reviewLoop.begin(ctx, request)); }
+  reviewLoopCommands(run, results) { return result(() => this.exports.reviewLoop.commands(run, results)); }
+  reviewLoopSpend(activation, input, output) { return this.exports.reviewLoop.spend(activation, BigInt(input), BigInt(output)); }
+  reviewLoopStatus(session) { return this.exports.reviewLoop.status(session); }
 
   /** Performs the tool calls of newly started children (as the child), then delivers finished ones. */
   pumpActivations() {

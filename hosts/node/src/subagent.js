@@ -1,11 +1,13 @@
-// The subagent capability, scripted: each activation takes the oldest queued script (none:
-// "no skill update"); the host performs its tool calls and reports it finished.
+// The subagent capability, scripted: each activation takes what `responder(spec)` returns, else
+// the oldest queued script (none: "no skill update"); the host performs its tool calls and
+// reports it finished.
 export class ScriptedProvider {
   constructor(clock) {
     this.clock = clock;
     this.queue = [];
     this.activations = [];
     this.refuse = null;
+    this.responder = null;
   }
 
   push(script) {
@@ -15,7 +17,10 @@ export class ScriptedProvider {
   start(spec) {
     if (this.refuse) throw this.refuse;
     const id = `act-${this.activations.length + 1}`;
-    const script = this.queue.shift() || { calls: [], text: 'no skill update', delayMs: 0 };
+    const answered = this.responder ? this.responder(spec) : null;
+    const script = answered
+      ? { calls: answered.calls || [], text: answered.text ?? '', delayMs: answered.delayMs || 0 }
+      : this.queue.shift() || { calls: [], text: 'no skill update', delayMs: 0 };
     this.activations.push({ id, spec, script, startedMs: this.clock.now(), tools: [...spec.tools], aborted: false, delivered: false, worked: false });
     return id;
   }
