@@ -320,11 +320,12 @@ impl<H: Host> Plugin<H> {
         }
     }
 
-    /// Reviewer timeouts, then the curator when its pass is due.
+    /// Reviewer timeouts, silent review-loop runs, then the curator when its pass is due.
     pub fn tick(&mut self) -> Vec<Decision> {
         let host = &self.host;
         let Some(active) = self.state.as_mut() else { return Vec::new() };
         let mut out = active.review.tick(host, &active.config);
+        out.extend(active.review_loops.tick(host));
         let now = host.now_ms();
         if active.curator.due(now) {
             let config = active.config.curator.clone();

@@ -42,7 +42,7 @@ fn respond(raise: Arc<Mutex<bool>>) -> impl FnMut(&Spec) -> Option<Script> + Sen
             json!([{"file": "src/lock.rs", "line": 6, "claim": CLAIM, "severity": "high", "confidence": 90,
                     "load_bearing": true, "category": "concurrency", "fix": "check the owner is dead first"}])
             .to_string()
-        } else if spec.prompt.starts_with("You are the SIMPLICITY") {
+        } else if spec.prompt.starts_with("You are the SIMPLICITY") && *raise.lock().unwrap() {
             "Looks fine to me!".to_string()
         } else {
             "[]".to_string()

@@ -174,6 +174,9 @@ pub fn begin(
         locks: locks.clone(),
         owner,
         last_touch: now,
+        progress_ms: now,
+        // Both deadlines the host was given, plus five minutes of grace.
+        give_up_after_ms: (config.reviewer_timeout_minutes + config.falsifier_timeout_minutes + 5) * 60_000,
         base: (state.cost_spent_input_tokens, state.cost_spent_output_tokens),
         state,
         started_ms,

@@ -133,7 +133,7 @@ impl Run {
         warnings: Vec<String>,
     ) -> Value {
         let outcome = match terminal {
-            Terminal::Clean if self.independence.is_independent() => "review-clean",
+            Terminal::Clean if self.independence.is_independent() && !self.incomplete() => "review-clean",
             Terminal::Clean => "no-blocking-findings",
             Terminal::Exhausted => "review-exhausted",
             Terminal::Stalled => "review-stalled",
@@ -158,6 +158,7 @@ impl Run {
             unresolved: &agg.actionable,
             speculative: &agg.speculative,
             degraded: &self.degraded(),
+            incomplete: self.incomplete(),
         };
         let markdown = verdict.markdown(None);
         // Claim mode posts only when the analysis lives in files (seed: tied to an open PR).
@@ -193,6 +194,12 @@ impl Run {
             self.state.cost_ceiling_input_tokens
         ));
         out
+    }
+
+    /// A lens or the execution check did not deliver: the review is not whole, so it may not
+    /// say `review-clean` (a failed falsifier only keeps its finding, which weakens nothing).
+    pub(super) fn incomplete(&self) -> bool {
+        self.failures.iter().any(|f| f.get("lens").is_some() && f.get("error").is_some())
     }
 
     /// Failed lenses, the ceiling, and an iteration where no lens delivered, in words.

@@ -173,6 +173,18 @@ impl Loops {
         Ok(self.settle(run_id, out))
     }
 
+    /// Gives up on runs the host has gone silent about (see `Run::expire`).
+    pub fn tick(&mut self, host: &impl Host) -> Vec<Decision> {
+        let ids: Vec<String> = self.runs.keys().cloned().collect();
+        let mut out = Vec::new();
+        for id in ids {
+            if let Some(step) = self.runs.get_mut(&id).and_then(|run| run.expire(host)) {
+                out.extend(self.settle(&id, step));
+            }
+        }
+        out
+    }
+
     /// Live run (pending lenses, spend) and saved state of a session, as JSON.
     pub fn status(&self, host: &impl Host, session: &str) -> Value {
         let live: Vec<Value> = self.runs.values().filter(|r| r.session() == session).map(Run::status).collect();

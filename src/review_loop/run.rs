@@ -60,6 +60,10 @@ pub struct Run {
     pub(super) locks: Vec<String>,
     pub(super) owner: LockOwner,
     pub(super) last_touch: u64,
+    /// When the run last heard from the host (a completion, a spend, command results).
+    pub(super) progress_ms: u64,
+    /// Silence after which `tick` gives up on what is outstanding.
+    pub(super) give_up_after_ms: u64,
     pub(super) state: State,
     pub(super) started_ms: u64,
     /// Token spend of earlier iterations (from state).
@@ -134,14 +138,40 @@ impl Run {
             ));
         }
         self.awaiting_commands = false;
+        self.progress_ms = host.now_ms();
         self.add_commands(results);
         Ok(self.maybe_finish(host))
     }
 
     pub fn spend(&mut self, host: &impl Host, activation: &str, input: u64, output: u64) -> Step {
+        self.progress_ms = host.now_ms();
         self.counted.insert(activation.to_string(), Spend { input, output, estimated: false });
         self.check_ceiling(host);
         self.maybe_finish(host)
+    }
+
+    /// On tick: a run the host has been silent about for longer than its children's deadlines
+    /// allow stops waiting; what never came back is recorded and the iteration decides.
+    pub fn expire(&mut self, host: &impl Host) -> Option<Step> {
+        let silent = host.now_ms().saturating_sub(self.progress_ms);
+        if silent <= self.give_up_after_ms {
+            return None;
+        }
+        let minutes = silent / 60_000;
+        for (activation, role) in std::mem::take(&mut self.pending) {
+            host.subagent_abort(&activation);
+            let error = format!("no completion from the host after {minutes} min");
+            self.failures.push(match role {
+                Role::Lens(lens) => json!({"lens": lens, "error": error}),
+                Role::Falsifier(i) => json!({"falsifier": self.candidates[i].finding.claim, "error": error}),
+            });
+        }
+        if self.awaiting_commands {
+            self.awaiting_commands = false;
+            let error = format!("no lint/test/build results from the host after {minutes} min");
+            self.failures.push(json!({"lens": super::findings::EXECUTION_LENS, "error": error}));
+        }
+        Some(self.decide(host))
     }
 
     pub fn activation_end(&mut self, host: &impl Host, result: &ActivationResult) -> Step {
@@ -152,6 +182,7 @@ impl Run {
             estimated: true,
         });
         let now = host.now_ms();
+        self.progress_ms = now;
         if now.saturating_sub(self.last_touch) >= TOUCH_EVERY_MS {
             self.last_touch = now;
             self.owner.touched_ms = now;

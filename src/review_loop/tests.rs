@@ -345,7 +345,9 @@ fn a_malformed_reply_is_one_recorded_failure() {
     let reviewer = decisions.iter().find(|d| d["lens"] == "simplicity").unwrap();
     assert!(reviewer["error"].as_str().unwrap().starts_with("malformed reply"));
     let out = last(&decisions);
-    assert_eq!(out["outcome"], "review-clean");
+    assert_eq!(out["outcome"], "no-blocking-findings", "an incomplete review withholds the token");
+    assert!(!out.to_string().contains("review-clean"));
+    assert!(out["verdict"].as_str().unwrap().contains("**Verdict:** no blocking findings — incomplete review"));
     assert_eq!(out["failures"].as_array().unwrap().len(), 1);
     assert_eq!(out["failures"][0]["lens"], "simplicity");
     // When no lens delivers, nothing was reviewed: exhausted, never clean, and the verdict says why.
@@ -431,6 +433,30 @@ fn the_token_ceiling_is_honoured_mid_iteration() {
     // Late completions of aborted reviewers belong to nobody now.
     let late = ActivationResult { id: "act-2".into(), status: ActivationStatus::Aborted, text: String::new() };
     assert!(t.loops.activation_end(&t.host, &late).is_none());
+}
+
+#[test]
+fn a_run_the_host_went_silent_about_is_given_up_on_tick() {
+    let mut t = fresh();
+    let mut r = req(Mode::Code, DIFF);
+    r.commands = None;
+    t.begin("s1", r);
+    // Two lenses answer; three never do, and the command results never come.
+    for id in ["act-1", "act-2"] {
+        let done = ActivationResult { id: id.into(), status: ActivationStatus::Completed, text: "[]".into() };
+        t.loops.activation_end(&t.host, &done).unwrap();
+    }
+    t.host.advance(16 * MIN);
+    assert!(t.loops.tick(&t.host).is_empty(), "10 + 2 + 5 minutes of grace have not passed");
+    t.host.advance(2 * MIN);
+    let out: Value = serde_json::from_str(&t.loops.tick(&t.host)[0]).unwrap();
+    assert_eq!(out["outcome"], "no-blocking-findings", "two of five lenses and no commands: incomplete");
+    assert_eq!(t.host.aborted.borrow().as_slice(), ["act-3", "act-4", "act-5"]);
+    let verdict = out["verdict"].as_str().unwrap();
+    assert!(verdict.contains("lens `adversarial`: no completion from the host after 18 min"), "{verdict}");
+    assert!(verdict.contains("lens `execution-grounded`: no lint/test/build results"), "{verdict}");
+    assert!(t.host.file(&Root::State, &state::session_lock("s1")).is_none(), "locks released");
+    assert!(t.loops.tick(&t.host).is_empty(), "the run is over");
 }
 
 #[test]

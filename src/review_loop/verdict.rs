@@ -1,7 +1,8 @@
 //! The commit-pinned markdown verdict (seed 003, "Leave a trail on the PR") and its posting
 //! through the host's `review-trail` endpoint: look the branch's PR up, then add a comment or
 //! edit the last one when it already carries the marker. A review that is not independent never
-//! writes the `review-clean` token: it opens with the SELF-REVIEW banner instead.
+//! writes the `review-clean` token: it opens with the SELF-REVIEW banner instead; nor does one
+//! that is incomplete (a lens or the execution check never delivered).
 
 use super::Independence;
 use super::findings::Finding;
@@ -38,14 +39,17 @@ pub struct Verdict<'a> {
     pub speculative: &'a [Finding],
     /// What degraded the review (failed lenses, the ceiling): said on the verdict, never hidden.
     pub degraded: &'a [String],
+    /// A lens or the execution check did not deliver: the token is withheld.
+    pub incomplete: bool,
 }
 
 impl Verdict<'_> {
     /// The verdict line's text. Only an independent clean run says `review-clean`.
     pub fn line(&self) -> String {
         match self.terminal {
-            Terminal::Clean if self.independence.is_independent() => "review-clean".into(),
-            Terminal::Clean => "self-review — no blocking findings".into(),
+            Terminal::Clean if !self.independence.is_independent() => "self-review — no blocking findings".into(),
+            Terminal::Clean if self.incomplete => "no blocking findings — incomplete review (see Degraded)".into(),
+            Terminal::Clean => "review-clean".into(),
             Terminal::Exhausted => {
                 format!("review-exhausted — {} unresolved actionable finding(s)", self.unresolved.len())
             }
