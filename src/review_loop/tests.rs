@@ -696,3 +696,56 @@ fn deliverable_drift_compares_with_the_cited_passage_and_its_section() {
     assert!(a.actionable.iter().any(|f| f.is_checklist_unavailable()), "exempt from the drift guard");
     assert_eq!((a.dropped[0].reason, a.dropped[0].reference), ("drift", "artifact"), "no passage: the whole text");
 }
+
+#[test]
+fn claim_and_deliverable_falsifiers_get_the_source_and_the_section() {
+    // Claim mode: the finding cites a primary source; its falsifier reads that excerpt.
+    let mut t = fresh();
+    let claims = "Churn fell because of the new onboarding flow (interviews, n=12).";
+    let source =
+        "line one\nline two\nP7: I stayed because support answered fast, not because of onboarding.\nline four\n";
+    let mut r = req(Mode::Claim, claims);
+    r.files = vec![];
+    r.max_iter = Some(1);
+    r.documents = vec![("sources/interviews.md".into(), source.into())];
+    t.begin("s1", r);
+    assert!(t.prompts()[0].contains("## sources/interviews.md") && t.prompts()[0].contains("CLAIM DISCIPLINE"));
+    let finding = r#"[{"file":"sources/interviews.md","line":3,"claim":"churn fell is attributed to onboarding but the interviews credit support","severity":"high","confidence":90,"load_bearing":true,"category":"attribution"}]"#;
+    let out = last(&t.drive(|p: &str| {
+        if p.starts_with("A reviewer flagged") {
+            r#"{"falsified": false}"#.into()
+        } else if p.starts_with("You are the CLAIM-FALSIFICATION") {
+            finding.into()
+        } else {
+            "[]".into()
+        }
+    }))
+    .clone();
+    let falsifier = t.prompts().into_iter().find(|p| p.starts_with("A reviewer flagged")).unwrap();
+    assert!(
+        falsifier.contains("The relevant primary-source excerpt is") && falsifier.contains("P7: I stayed"),
+        "{falsifier}"
+    );
+    assert_eq!(out["trail"]["skipped"], "claim mode without files has no PR to post to");
+    assert!(out["verdict"].as_str().unwrap().contains("Findings falsified against the claims"));
+
+    // Deliverable mode: the falsifier re-counts within the passage's section.
+    let mut t = fresh();
+    let doc = "# Report\n\nAnswer: ship it.\n\n## Vendors\n\nAcme, Globex and Initech supplied parts.\n\n## Appendix\n\nRaw numbers.\n";
+    t.begin("s1", req(Mode::Deliverable, doc));
+    let finding = r#"[{"claim":"the vendors section lists 3 suppliers (Acme, Globex, Initech) as prose, not a table","severity":"medium","confidence":90,"load_bearing":true,"category":"D2","passage":"Acme, Globex and Initech supplied parts.","section":"Vendors"}]"#;
+    t.drive(|p: &str| {
+        if p.starts_with("A reviewer flagged") {
+            r#"{"falsified": true, "evidence": "count is right but genre is reference"}"#.into()
+        } else {
+            finding.into()
+        }
+    });
+    let falsifier = t.prompts().into_iter().find(|p| p.starts_with("A reviewer flagged")).unwrap();
+    assert!(
+        falsifier
+            .contains("The surrounding deliverable text is:\n\n## Vendors\n\nAcme, Globex and Initech supplied parts."),
+        "{falsifier}"
+    );
+    assert!(!falsifier.contains("Raw numbers"), "only the passage's section");
+}
