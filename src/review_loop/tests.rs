@@ -749,3 +749,16 @@ fn claim_and_deliverable_falsifiers_get_the_source_and_the_section() {
     );
     assert!(!falsifier.contains("Raw numbers"), "only the passage's section");
 }
+
+#[test]
+fn a_corrupt_state_file_is_refused_and_kept() {
+    let mut t = fresh();
+    let path = state::state_path("s1");
+    t.host.write(&Root::State, &path, b"{not json", crate::host::WriteMode::CreateNew).unwrap();
+    let before = t.host.snapshot();
+    let err = t.loops.begin(&t.host, &t.config, &ctx("s1"), req(Mode::Code, DIFF)).unwrap_err();
+    assert_eq!(err.code, "state-unreadable");
+    assert!(err.message.contains("review-loop/s1.json"), "{}", err.message);
+    assert_eq!(t.host.snapshot(), before, "the file is kept and the locks released");
+    assert!(t.host.started.borrow().is_empty());
+}
