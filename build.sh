@@ -79,6 +79,8 @@ case "${1:-build}" in
         "$CLI" inspect --wasm "$OUT"
         step "replaying examples/session.jsonl into $HOME_DIR (gate answers: examples/gate-replies.json)"
         "$CLI" --wasm "$OUT" replay examples/session.jsonl --home "$HOME_DIR" --gate-replies examples/gate-replies.json --start now
+        step "the review loop: examples/review-loop.jsonl (lenses, falsifiers, a failed test, a fix, a verdict)"
+        "$CLI" --wasm "$OUT" replay examples/review-loop.jsonl --home "$HOME_DIR" --start now
         step "the library after the session"
         "$CLI" --wasm "$OUT" skills --home "$HOME_DIR" list
         step "writes still waiting for approval"

@@ -31,6 +31,11 @@ pub fn command(session: &str, text: &str, ok: bool, output: &str) -> String {
     )
 }
 
+/// `review-loop.begin` refused the request: `{"kind":"review-loop","session":…,"refused":RAW}`.
+pub fn review_loop_refused(session: &str, refusal: &str) -> String {
+    format!(r#"{{"kind":"review-loop","session":{},"refused":{}}}"#, string(session), raw(refusal))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

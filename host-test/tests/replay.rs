@@ -116,3 +116,40 @@ fn a_bad_line_is_named_and_nothing_is_replayed() {
     assert!(stderr.contains("bad.jsonl:2: not a replay event"), "{stderr}");
     assert!(!home.path().join("h").exists(), "nothing was created");
 }
+
+#[test]
+fn the_example_review_loop_continues_then_ends_clean_and_stops_a_self_review() {
+    let home = tempfile::tempdir().unwrap();
+    let (ok, stdout, stderr) = replay(home.path(), &root().join("examples/review-loop.jsonl"));
+    assert!(ok, "{stderr}");
+    let decisions: Vec<Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let outcomes: Vec<&str> = decisions
+        .iter()
+        .filter(|d| d["kind"] == "review-loop")
+        .filter_map(|d| d["outcome"].as_str().or(d.get("refused").map(|_| "refused")))
+        .collect();
+    assert_eq!(outcomes, ["dispatched", "continue", "dispatched", "review-clean", "stopped", "refused"]);
+    let cont = decisions.iter().find(|d| d["outcome"] == "continue").unwrap();
+    assert_eq!(cont["falsified"][0]["lens"], "ship-readiness");
+    assert_eq!(cont["failures"][0]["lens"], "simplicity", "the prose reply is one recorded failure");
+    let clean = decisions.iter().find(|d| d["outcome"] == "review-clean").unwrap();
+    assert!(
+        clean["verdict"].as_str().unwrap().contains("### Fixed in-loop\n- **[load-bearing]** `execution-grounded`")
+    );
+    assert!(home.path().join("self-evolve").join(clean["archived"].as_str().unwrap()).is_file());
+}
+
+#[test]
+fn a_bad_review_loop_line_is_named_before_anything_runs() {
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join("bad.jsonl");
+    std::fs::write(
+        &file,
+        "{\"t\":0,\"type\":\"review-loop\",\"session\":\"s\",\"artifact\":\"x\",\"mode\":\"poem\"}\n",
+    )
+    .unwrap();
+    let (ok, stdout, stderr) = replay(&home.path().join("h"), &file);
+    assert!(!ok && stdout.is_empty());
+    assert!(stderr.contains("bad.jsonl:1: a review-loop line") && stderr.contains("mode `poem`"), "{stderr}");
+    assert!(!home.path().join("h").exists(), "nothing was created");
+}

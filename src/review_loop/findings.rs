@@ -64,12 +64,12 @@ impl Finding {
         self.category == CHECKLIST_UNAVAILABLE
     }
 
-    /// `path:line`, `path` or `-`.
+    /// `path:line`, `path`, or the lens when the finding cites no file (a failed command).
     pub fn location(&self) -> String {
         match (&self.file, self.line) {
             (Some(f), Some(l)) => format!("{f}:{l}"),
             (Some(f), None) => f.clone(),
-            _ => "-".into(),
+            _ => self.lens.clone(),
         }
     }
 

@@ -196,13 +196,20 @@ fn run(cli: Cli) -> Result<ExitCode> {
                         .filter(|d| d["kind"] == kind && (action.is_empty() || d["action"] == action))
                         .count()
                 };
+                let loops = summary.decisions.iter().filter(|d| d["kind"] == "review-loop");
+                let verdicts = loops
+                    .filter(|d| {
+                        d["outcome"].as_str().is_some_and(|o| o.starts_with("review-") || o == "no-blocking-findings")
+                    })
+                    .count();
                 self_evolve_host::say!(
-                    "\n{} events replayed: {} reviews started, {} skipped, {} gate decisions, {} tool calls\nhome: {}",
+                    "\n{} events replayed: {} reviews started, {} skipped, {} gate decisions, {} tool calls, {} review-loop verdicts\nhome: {}",
                     summary.events,
                     count("review", "start"),
                     count("review", "skip"),
                     count("gate", ""),
                     count("tool", ""),
+                    verdicts,
                     home.display()
                 );
             }

@@ -2,6 +2,7 @@
 //! through the real component with a manual clock and a scripted reviewer. Emits every
 //! decision as a JSON line (`--json`) or as a narrated timeline.
 
+use crate::bindings::review_loop;
 use crate::caps::clock::ManualClock;
 use crate::caps::http::{Endpoint, HttpConfig};
 use crate::caps::log::{Level, LogSink};
@@ -82,6 +83,124 @@ pub enum Event {
         session: String,
         text: String,
     },
+    /// One `review-loop.begin` (seed 003); its children take queued `reviewer` scripts in start
+    /// order (the lenses, then a falsifier per finding as each lens reply arrives).
+    ReviewLoop(Box<ReviewLoopEvent>),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ReviewLoopEvent {
+    pub t: u64,
+    pub session: String,
+    #[serde(default = "code")]
+    pub mode: String,
+    pub artifact: String,
+    #[serde(default)]
+    pub files: Vec<String>,
+    #[serde(default)]
+    pub documents: Vec<ReplayDocument>,
+    #[serde(default)]
+    pub repo: String,
+    #[serde(default)]
+    pub branch: String,
+    #[serde(default)]
+    pub commit: Option<String>,
+    #[serde(default)]
+    pub uncommitted: bool,
+    #[serde(default)]
+    pub max_iter: Option<u32>,
+    #[serde(default)]
+    pub token_ceiling: Option<u64>,
+    /// `"independent"` (default), `{"selfAuthored": [files]}` or `{"unverified": "why"}`.
+    #[serde(default)]
+    pub independence: Option<Value>,
+    #[serde(default)]
+    pub ack: Option<String>,
+    #[serde(default)]
+    pub auto: bool,
+    #[serde(default)]
+    pub commands: Option<Vec<ReplayCommand>>,
+    #[serde(default)]
+    pub disabled_lenses: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReplayDocument {
+    pub path: String,
+    pub text: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ReplayCommand {
+    pub name: String,
+    pub exit_code: i32,
+    #[serde(default)]
+    pub stderr_tail: String,
+}
+
+fn code() -> String {
+    "code".into()
+}
+
+impl ReviewLoopEvent {
+    /// The WIT request, or why the line cannot be one.
+    pub fn request(&self) -> Result<review_loop::Request> {
+        use review_loop::{CommandResult, Document, Independence, Mode};
+        let mode = match self.mode.as_str() {
+            "code" => Mode::Code,
+            "plan" => Mode::Plan,
+            "claim" => Mode::Claim,
+            "deliverable" => Mode::Deliverable,
+            other => bail!("mode `{other}` is not code, plan, claim or deliverable"),
+        };
+        let independence = match &self.independence {
+            None => Independence::Independent,
+            Some(Value::String(s)) if s == "independent" => Independence::Independent,
+            Some(v) if v["selfAuthored"].is_array() => Independence::SelfAuthored(
+                v["selfAuthored"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|f| f.as_str().map(String::from))
+                    .collect(),
+            ),
+            Some(v) if v["unverified"].is_string() => {
+                Independence::Unverified(v["unverified"].as_str().unwrap_or_default().to_string())
+            }
+            Some(other) => bail!(
+                "independence {other} is not \"independent\", {{\"selfAuthored\": [files]}} or {{\"unverified\": \"why\"}}"
+            ),
+        };
+        Ok(review_loop::Request {
+            mode,
+            artifact: self.artifact.clone(),
+            artifact_sha: None,
+            files: self.files.clone(),
+            documents: self.documents.iter().map(|d| Document { path: d.path.clone(), text: d.text.clone() }).collect(),
+            repo: self.repo.clone(),
+            branch: self.branch.clone(),
+            commit: self.commit.clone(),
+            uncommitted: self.uncommitted,
+            max_iter: self.max_iter,
+            token_ceiling: self.token_ceiling,
+            independence,
+            self_review_ack: self.ack.clone(),
+            auto: self.auto,
+            commands: self.commands.as_ref().map(|list| {
+                list.iter()
+                    .map(|c| CommandResult {
+                        name: c.name.clone(),
+                        exit_code: c.exit_code,
+                        stderr_tail: c.stderr_tail.clone(),
+                    })
+                    .collect()
+            }),
+            disabled_lenses: self.disabled_lenses.clone(),
+        })
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -111,6 +230,7 @@ impl Event {
             | Event::TurnEnd { t, .. }
             | Event::Reviewer { t, .. }
             | Event::Command { t, .. } => *t,
+            Event::ReviewLoop(e) => e.t,
         }
     }
 }
@@ -128,6 +248,9 @@ pub fn read_events(path: &Path) -> Result<Vec<Event>> {
         let event: Event = serde_json::from_str(&line).with_context(|| {
             format!("{}:{}: not a replay event (see DESIGN.md, \"Replay format\")", path.display(), i + 1)
         })?;
+        if let Event::ReviewLoop(e) = &event {
+            e.request().with_context(|| format!("{}:{}: a review-loop line", path.display(), i + 1))?;
+        }
         if matches!(event, Event::Config { .. }) && !events.is_empty() {
             bail!("{}:{}: a config line may only come first", path.display(), i + 1);
         }
@@ -279,6 +402,22 @@ pub fn replay(events: &[Event], options: &Options, out: &mut impl Write) -> Resu
                     });
                 }
             }
+            Event::ReviewLoop(e) => {
+                let request = e.request()?;
+                narrator.event(out, t, &format!("{} /review-loop --mode {}", e.session, e.mode))?;
+                match plugin.review_loop_begin(&context(&e.session, "user", 0), &request)? {
+                    Ok(line) => decisions.push(line),
+                    Err(refusal) => decisions.push(crate::lines::review_loop_refused(&e.session, &refusal)),
+                }
+                // Lens replies start falsifiers, which finish on a later pump: run them all now.
+                loop {
+                    let more = plugin.pump_activations()?;
+                    if more.is_empty() {
+                        break;
+                    }
+                    decisions.extend(more);
+                }
+            }
             Event::Command { session, text, .. } => {
                 let args = text.trim().strip_prefix("/skills").unwrap_or(text).trim();
                 let (ok, output) = match plugin.command(&context(session, "user", 0), args)? {
@@ -391,10 +530,76 @@ impl Narrator {
             "command" => {
                 format!("  $ /skills {}\n{}", s("text").trim_start_matches("/skills").trim(), indent(&s("output")))
             }
+            "review-loop" => review_loop_line(d),
             _ => format!("  {d}"),
         };
         writeln!(out, "{}{line}", Self::stamp(t))?;
         Ok(())
+    }
+}
+
+/// A review-loop decision in the timeline.
+fn review_loop_line(d: &Value) -> String {
+    let s = |k: &str| d[k].as_str().unwrap_or("").to_string();
+    let claims = |k: &str| -> String {
+        let list = d[k].as_array().map(Vec::as_slice).unwrap_or_default();
+        list.iter()
+            .map(|f| format!("\n            · [{}] {} — {}", s_of(f, "severity"), location(f), s_of(f, "claim")))
+            .collect()
+    };
+    if d.get("refused").is_some() {
+        return format!("  ✖ review loop refused: {}", s_of(&d["refused"], "message"));
+    }
+    if d["event"] == "reviewer" {
+        return match d["error"].as_str() {
+            Some(error) => format!("    lens {}: {error}", s("lens")),
+            None => format!("    lens {}: {} finding(s), {} falsifier(s)", s("lens"), d["findings"], d["falsifiers"]),
+        };
+    }
+    let dropped: Vec<String> = d["dropped"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+        .iter()
+        .map(|f| format!("{} {}", s_of(f, "dropped"), f["score"]))
+        .chain(d["falsified"].as_array().map(Vec::as_slice).unwrap_or_default().iter().map(|_| "falsified".to_string()))
+        .collect();
+    let dropped = if dropped.is_empty() { String::new() } else { format!("; dropped: {}", dropped.join(", ")) };
+    match s("outcome").as_str() {
+        "dispatched" => {
+            let lenses: Vec<String> = d["lenses"]
+                .as_array()
+                .map(Vec::as_slice)
+                .unwrap_or_default()
+                .iter()
+                .map(|l| format!("{}→{}", s_of(l, "lens"), s_of(l, "activation")))
+                .collect();
+            format!(
+                "  ▶ REVIEW LOOP {} iteration {}/{} ({}, {}): {}",
+                s("session"),
+                d["iteration"],
+                d["maxIter"],
+                s("mode"),
+                s("independence"),
+                lenses.join(" ")
+            )
+        }
+        "stopped" | "skipped" => format!("  ✖ review loop {}: {}", s("outcome"), s("message")),
+        "continue" => format!(
+            "  ↻ review loop continues: {} actionable{dropped}{}\n            next: {}",
+            d["actionable"].as_array().map_or(0, Vec::len),
+            claims("actionable"),
+            s_of(&d["next"], "reason")
+        ),
+        outcome => format!("  ◀ review loop {outcome}{dropped}{}\n{}", claims("actionable"), indent(&s("verdict"))),
+    }
+}
+
+fn location(f: &Value) -> String {
+    match (f["file"].as_str(), f["line"].as_u64()) {
+        (Some(file), Some(line)) => format!("{file}:{line}"),
+        (Some(file), None) => file.to_string(),
+        _ => s_of(f, "lens"),
     }
 }
 

@@ -12,3 +12,9 @@ export function toolLine(session, agent, tool, ok, result) {
 export function commandLine(session, text, ok, output) {
   return `{"kind":"command","session":${JSON.stringify(session)},"text":${JSON.stringify(text)},"ok":${ok},"output":${JSON.stringify(output)}}`;
 }
+
+/** `review-loop.begin` refused the request: `{"kind":"review-loop","session":…,"refused":RAW}`. */
+export function reviewLoopRefusedLine(session, refusal) {
+  const raw = isJson(refusal) ? refusal : JSON.stringify(refusal);
+  return `{"kind":"review-loop","session":${JSON.stringify(session)},"refused":${raw}}`;
+}

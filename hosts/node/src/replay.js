@@ -8,11 +8,11 @@ import { fileURLToPath } from 'node:url';
 import * as path from 'node:path';
 import { loadPlugin, ManualClock } from './host.js';
 import { ScriptedProvider } from './subagent.js';
-import { toolLine, commandLine } from './lines.js';
+import { toolLine, commandLine, reviewLoopRefusedLine } from './lines.js';
 
 export const EPOCH_MS = 1767225600000;
 export const SERVICES = ['tools', 'commands', 'system-prompt', 'agents', 'subagents'];
-const TYPES = new Set(['config', 'user', 'assistant', 'tool', 'call', 'turn-end', 'reviewer', 'command']);
+const TYPES = new Set(['config', 'user', 'assistant', 'tool', 'call', 'turn-end', 'reviewer', 'command', 'review-loop']);
 
 export function readEvents(file) {
   const events = [];
@@ -37,6 +37,32 @@ export function serveGateReplies(file, recordFile) {
     child.stdout.once('data', (d) => resolve({ url: `http://127.0.0.1:${String(d).trim()}`, stop: () => child.kill('SIGTERM') }));
     child.once('error', reject);
   });
+}
+
+/** A replay `review-loop` line as the WIT request in jco's shape (see the Rust replay). */
+function reviewLoopRequest(e) {
+  const ind = e.independence;
+  let independence = { tag: 'independent' };
+  if (ind && Array.isArray(ind.selfAuthored)) independence = { tag: 'self-authored', val: ind.selfAuthored };
+  else if (ind && typeof ind.unverified === 'string') independence = { tag: 'unverified', val: ind.unverified };
+  return {
+    mode: e.mode ?? 'code',
+    artifact: e.artifact,
+    artifactSha: undefined,
+    files: e.files ?? [],
+    documents: (e.documents ?? []).map((d) => ({ path: d.path, text: d.text })),
+    repo: e.repo ?? '',
+    branch: e.branch ?? '',
+    commit: e.commit ?? undefined,
+    uncommitted: e.uncommitted ?? false,
+    maxIter: e.maxIter ?? undefined,
+    tokenCeiling: e.tokenCeiling === undefined ? undefined : BigInt(e.tokenCeiling),
+    independence,
+    selfReviewAck: e.ack ?? undefined,
+    auto: e.auto ?? false,
+    commands: e.commands ? e.commands.map((c) => ({ name: c.name, exitCode: c.exitCode, stderrTail: c.stderrTail ?? '' })) : undefined,
+    disabledLenses: e.disabledLenses ?? [],
+  };
 }
 
 const ctxFor = (session, origin = 'user', depth = 0) => ({ session, agent: 'main', origin: origin === 'subagent' ? 'subagent' : 'user', depth, cwd: '' });
@@ -89,6 +115,13 @@ export async function replay(events, options) {
         break;
       }
       case 'reviewer': provider.push({ calls: e.calls, text: e.text, delayMs: e.delayMs }); break;
+      case 'review-loop': {
+        const r = plugin.reviewLoopBegin(ctx, reviewLoopRequest(e));
+        emit([r.ok ? r.value : reviewLoopRefusedLine(e.session, r.error)]);
+        // Lens replies start falsifiers, which finish on a later pump: run them all now.
+        for (let more = plugin.pumpActivations(); more.length; more = plugin.pumpActivations()) emit(more);
+        break;
+      }
       case 'command': {
         const trimmed = e.text.trim();
         const args = (trimmed.startsWith('/skills') ? trimmed.slice('/skills'.length) : e.text).trim();
