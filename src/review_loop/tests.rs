@@ -592,6 +592,32 @@ fn the_verdict_is_posted_once_per_pr_editing_a_marked_comment() {
         assert!(body.starts_with("<!-- review-loop-verdict -->") && body.contains("pinned to `fedcba987654`"));
         assert!(body.contains("Local HEAD `0123456789ab` differs from the PR head `fedcba987654`"), "{body}");
     }
+    // A finding that quotes a credential keeps the verdict off the PR (the lookup is all that is sent).
+    let mut t = fresh();
+    t.host.add_endpoint("review-trail", true);
+    let pr = serde_json::json!({"number": 7, "state": "OPEN", "headRefOid": "fedcba9876543210"});
+    t.host.http_script.borrow_mut().push_back(Ok(HttpResponse { status: 200, body: pr.to_string().into_bytes() }));
+    let token = format!("ghp_{}", "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY2zA4");
+    let quoting: &'static str = Box::leak(
+        format!(
+            "[{}]",
+            finding(
+                "src/lock.rs",
+                6,
+                &format!("take_lock logs the token {token} when the lock is stale"),
+                "low",
+                90,
+                false
+            )
+        )
+        .into_boxed_str(),
+    );
+    t.begin("s1", req(Mode::Code, &format!("{DIFF}+    log(\"{token}\");\n")));
+    let out = last(&t.drive(replies(quoting, ""))).clone();
+    assert!(out["trail"]["withheld"].as_str().unwrap().contains("github-pat"), "{}", out["trail"]);
+    assert_eq!(t.host.http_requests.borrow().len(), 1, "no /comment");
+    assert!(!t.host.logs.borrow().iter().any(|(_, m)| m.contains(&token)), "the token is in no log");
+
     // No open PR: nothing posted, nothing failed.
     let mut t = fresh();
     t.host.add_endpoint("review-trail", true);

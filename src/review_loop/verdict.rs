@@ -185,6 +185,15 @@ pub fn post(host: &impl Host, verdict: &Verdict<'_>) -> Value {
     let head = pr["headRefOid"].as_str().filter(|h| !h.is_empty());
     let edit_last = pr["lastCommentMarked"].as_bool().unwrap_or(false);
     let body = verdict.markdown(head);
+    // Findings quote the artifact: a credential in the diff must not ride the verdict onto a PR.
+    let secrets = crate::lint::scan_secrets(&body);
+    if !secrets.is_empty() {
+        let mut rules: Vec<&str> = secrets.iter().map(|f| f.rule).collect();
+        rules.dedup();
+        let message = format!("the verdict quotes {} credential(s) ({}): not posted", secrets.len(), rules.join(", "));
+        host.log(Level::Warn, &format!("review-loop trail: {message}"));
+        return json!({"withheld": message, "pr": number});
+    }
     let sent = json!({"number": number, "body": body, "editLast": edit_last});
     match host.http_post(&request("/comment", sent)) {
         Ok(r) if (200..300).contains(&r.status) => {
