@@ -38,6 +38,8 @@ pub(crate) struct Active {
     pub(crate) review_ready: bool,
     pub(crate) shadow: crate::shadow::state::Shadow,
     pub(crate) review_loops: crate::review_loop::Loops,
+    /// The host offers subagents and a state root, so review loops can run.
+    pub(crate) review_loop_ready: bool,
 }
 
 impl Active {
@@ -105,6 +107,7 @@ impl<H: Host> Plugin<H> {
         let part_active = |name: &str| report.parts.iter().any(|p| p.name == name && p.state == PartState::Active);
         review.gate_active = config.review.gate == GateKind::Jev && part_active("gate");
         let review_ready = report.parts.iter().any(|p| p.name == "review" && p.missing.is_empty());
+        let review_loop_ready = report.parts.iter().any(|p| p.name == "review-loop" && p.missing.is_empty());
         let mut curator = crate::curator::Schedule::default();
         if self.host.has_root(&Root::UserSkills) {
             curator.start(self.host.now_ms(), &config.curator);
@@ -120,6 +123,7 @@ impl<H: Host> Plugin<H> {
             curator,
             shadow,
             review_loops,
+            review_loop_ready,
         });
         self.host.log(Level::Info, &format!("self-evolve {} initialised", report.version));
         Ok(report)
@@ -182,6 +186,14 @@ impl<H: Host> Plugin<H> {
             curator.detail = "curator.enabled is false".into();
         }
         parts.push(curator);
+
+        let mut review_loop =
+            part("review-loop", needs(&["subagents"]), "lens reviewers, falsifiers and verdicts on request".into());
+        if !self.host.has_root(&Root::State) {
+            review_loop.missing.push("fs:state".into());
+            review_loop.state = PartState::Pending;
+        }
+        parts.push(review_loop);
         parts
     }
 
@@ -288,6 +300,14 @@ impl<H: Host> Plugin<H> {
     pub fn review_loop_begin(&mut self, ctx: &CallContext, req: crate::review_loop::Request) -> Result<String, String> {
         let host = &self.host;
         let active = self.state.as_mut().ok_or_else(|| not_initialized().to_json())?;
+        if !active.review_loop_ready {
+            return Err(ToolError::new(
+                "review-loop-pending",
+                "the review loop needs the host's subagents service and state root",
+                "offer \"subagents\" to lifecycle.init and map the state root; init lists what is missing",
+            )
+            .to_json());
+        }
         active
             .review_loops
             .begin(host, &active.config.review_loop, ctx, req)

@@ -15,7 +15,7 @@ fn init_with_defaults_reports_every_part_and_the_effective_config() {
     let report = h.plugin.init("{}", &all_services()).unwrap().unwrap();
     assert_eq!(report.version, "0.1.0");
     let names: Vec<&str> = report.parts.iter().map(|p| p.name.as_str()).collect();
-    assert_eq!(names, ["skill-manage", "guidance", "command", "review", "gate", "curator"]);
+    assert_eq!(names, ["skill-manage", "guidance", "command", "review", "gate", "curator", "review-loop"]);
     assert!(report.parts.iter().all(|p| p.state == PartState::Active), "{:?}", report.parts);
     assert!(report.warnings.is_empty(), "{:?}", report.warnings);
     let config: serde_json::Value = serde_json::from_str(&report.config_json).unwrap();
@@ -33,6 +33,7 @@ fn parts_wait_for_the_services_the_host_does_not_offer() {
     assert_eq!(part("skill-manage").state, PartState::Active);
     assert_eq!(part("review").state, PartState::Pending);
     assert_eq!(part("review").missing, ["agents", "subagents"]);
+    assert_eq!(part("review-loop").missing, ["subagents"]);
     assert_eq!(part("command").missing, ["commands"]);
     assert_eq!(part("guidance").missing, ["system-prompt"]);
     assert!(report.warnings.iter().any(|w| w.contains("unknown host service `telepathy`")), "{:?}", report.warnings);

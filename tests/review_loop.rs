@@ -280,3 +280,16 @@ fn the_token_ceiling_aborts_the_rest_of_the_iteration() {
     assert_eq!(aborted, 5, "every running lens, including the one that reported");
     assert!(r.pump().is_empty(), "late completions belong to no run");
 }
+
+#[test]
+fn without_subagents_the_loop_is_pending_and_begin_says_what_is_missing() {
+    let mut h = host_with(|_| {});
+    let report = h.plugin.init("{}", &["tools".to_string()]).unwrap().unwrap();
+    let part = report.parts.iter().find(|p| p.name == "review-loop").unwrap();
+    assert_eq!(part.missing, ["subagents"]);
+    let before = snapshot(h.home.path());
+    let err = h.plugin.review_loop_begin(&user_context("s1"), &request(DIFF)).unwrap().unwrap_err();
+    let err: Value = serde_json::from_str(&err).unwrap();
+    assert_eq!(err["code"], "review-loop-pending");
+    assert_eq!(snapshot(h.home.path()), before);
+}

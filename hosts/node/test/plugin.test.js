@@ -18,7 +18,7 @@ test('init reports every part; config errors name the key', async () => {
   const { p } = await plugin();
   const report = p.init('{}', SERVICES);
   assert.ok(report.ok);
-  assert.deepEqual(report.value.parts.map((x) => x.name), ['skill-manage', 'guidance', 'command', 'review', 'gate', 'curator']);
+  assert.deepEqual(report.value.parts.map((x) => x.name), ['skill-manage', 'guidance', 'command', 'review', 'gate', 'curator', 'review-loop']);
   const bad = p.init('{"review":{"turnInterval":0}}', SERVICES);
   assert.equal(bad.ok, false);
   assert.equal(bad.error.key, 'review.turnInterval');
