@@ -31,8 +31,9 @@ use std::collections::BTreeMap;
 
 pub const DEFAULT_MAX_ITER: u32 = 3;
 pub const DEFAULT_TOKEN_CEILING: u64 = 300_000;
-/// Largest artifact plus documents accepted, in bytes.
-pub const MAX_ARTIFACT: usize = 16 * 1024 * 1024;
+/// Largest artifact plus documents accepted, in bytes (about a million tokens: past any
+/// reviewer's context, and each lens gets its own copy).
+pub const MAX_ARTIFACT: usize = 4 * 1024 * 1024;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Independence {

@@ -551,6 +551,17 @@ fn refusals_are_structured_and_change_nothing() {
             "ack-without-self-review",
         ),
         (req(Mode::Code, DIFF), CallContext { depth: 1, origin: Origin::Subagent, ..ctx("s1") }, "not-top-level"),
+        (req(Mode::Deliverable, &"x".repeat(MAX_ARTIFACT + 1)), ctx("s1"), "too-large"),
+        (
+            {
+                let mut r = req(Mode::Code, DIFF);
+                r.self_review_ack = Some(" ".into());
+                r.independence = Independence::SelfAuthored(vec![]);
+                r
+            },
+            ctx("s1"),
+            "empty-ack",
+        ),
     ];
     for (r, c, code) in cases {
         assert_eq!(t.loops.begin(&t.host, &t.config, &c, r).unwrap_err().code, code);
