@@ -20,6 +20,7 @@ pub const USAGE: &str = "usage: /skills <subcommand> [--json]
   archive NAME | restore NAME                     retire a skill to the archive, or bring it back
   curator [run] [--dry-run]                       the last curator report; `run` runs a pass now
   review on|off|now|status                        background reviews
+  loops [verdict SESSION]                         review loops, running and archived; a session's last verdict
   approval on|off                                 stage every write for approval
   help                                            this message
 
@@ -52,6 +53,7 @@ pub(crate) fn run(host: &impl Host, active: &mut Active, ctx: &CallContext, args
     match a.words.first().copied() {
         None | Some("help") => answer(a.json, json!({"usage": USAGE}), || USAGE.to_string()),
         Some("review") => review(host, active, ctx, rest, a.json),
+        Some("loops") => loops(host, rest, a.json),
         Some("approval") => approval_switch(host, rest, a.json),
         Some("pending") => pending(host, rest, a.json),
         Some("diff") => {
@@ -267,6 +269,41 @@ fn approval_switch(host: &impl Host, rest: &[&str], json_mode: bool) -> Result<S
         .map_err(|e| e.message)?;
     let text = format!("write approval {} (saved in approval.json)", if on { "on: writes are staged" } else { "off" });
     answer(json_mode, json!({"enabled": on}), || text)
+}
+
+fn loops(host: &impl Host, rest: &[&str], json_mode: bool) -> Result<String, String> {
+    use crate::review_loop::history;
+    match rest {
+        [] => {
+            let rows = history::list(host);
+            let cells = |r: &Value, k: &str| match &r[k] {
+                Value::String(s) => s.clone(),
+                Value::Null => String::new(),
+                other => other.to_string(),
+            };
+            let table_rows = rows
+                .iter()
+                .map(|r| {
+                    ["session", "mode", "status", "iterations", "tokens", "independence", "startedAt"]
+                        .iter()
+                        .map(|k| cells(r, k))
+                        .collect()
+                })
+                .collect();
+            answer(json_mode, json!({"loops": rows}), || {
+                if rows.is_empty() {
+                    "no review loops yet".to_string()
+                } else {
+                    table(&["session", "mode", "status", "iterations", "tokens", "independence", "started"], table_rows)
+                }
+            })
+        }
+        ["verdict", session] => match history::verdict(host, session) {
+            Some(text) => answer(json_mode, json!({"session": session, "verdict": text}), || text.clone()),
+            None => Err(format!("session `{session}` has no finished review loop; `/skills loops` lists them")),
+        },
+        _ => Err(usage_error("usage: /skills loops [verdict SESSION]")),
+    }
 }
 
 fn pending(host: &impl Host, rest: &[&str], json_mode: bool) -> Result<String, String> {

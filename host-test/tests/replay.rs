@@ -137,6 +137,26 @@ fn the_example_review_loop_continues_then_ends_clean_and_stops_a_self_review() {
         clean["verdict"].as_str().unwrap().contains("### Fixed in-loop\n- **[load-bearing]** `execution-grounded`")
     );
     assert!(home.path().join("self-evolve").join(clean["archived"].as_str().unwrap()).is_file());
+
+    // The operator's view: `self-evolve skills loops` and the session's last verdict.
+    let skills = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_self-evolve"))
+            .arg("--wasm")
+            .arg(root().join("dist/self-evolve.wasm"))
+            .arg("skills")
+            .arg("--home")
+            .arg(home.path())
+            .args(args)
+            .env("SELF_EVOLVE_CACHE_DIR", env!("CARGO_TARGET_TMPDIR"))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let table = skills(&["loops"]);
+    assert!(table.starts_with("session") && table.contains("review-clean"), "{table}");
+    let verdict = skills(&["loops", "verdict", "s1"]);
+    assert_eq!(verdict.trim_end(), clean["verdict"].as_str().unwrap().trim_end());
 }
 
 #[test]

@@ -150,6 +150,7 @@ pub fn begin(
                 mode: req.mode.as_str().into(),
                 independence: req.independence.to_json(),
                 estimated_activations: 0,
+                verdict: None,
             }
         }
     };

@@ -168,6 +168,7 @@ impl Run {
             verdict::post(host, &verdict)
         };
         self.state.completion = Some(outcome.to_string());
+        self.state.verdict = Some(markdown.clone());
         let archived = state::archive(host, &self.state, self.started_ms);
         self.release(host);
         out["verdictLine"] = json!(verdict.line());

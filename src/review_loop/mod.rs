@@ -12,6 +12,7 @@ mod begin;
 pub mod context;
 mod decide;
 pub mod findings;
+pub mod history;
 pub mod lenses;
 mod run;
 pub mod similarity;

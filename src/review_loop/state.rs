@@ -43,6 +43,9 @@ pub struct State {
     /// Activations whose token counts were estimated because the host reported none.
     #[serde(default)]
     pub estimated_activations: u32,
+    /// The markdown verdict of a terminal run (archived with it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]

@@ -799,3 +799,20 @@ fn a_corrupt_state_file_is_refused_and_kept() {
     assert_eq!(t.host.snapshot(), before, "the file is kept and the locks released");
     assert!(t.host.started.borrow().is_empty());
 }
+
+#[test]
+fn history_lists_running_and_archived_loops_with_their_verdicts() {
+    let mut t = fresh();
+    t.begin("done", req(Mode::Code, DIFF));
+    t.drive(replies("[]", ""));
+    let mut r = req(Mode::Code, DIFF);
+    r.repo = "/other".into();
+    t.begin("running", r);
+    let rows = history::list(&t.host);
+    let sessions: Vec<(&str, &str)> =
+        rows.iter().map(|r| (r["session"].as_str().unwrap(), r["status"].as_str().unwrap())).collect();
+    assert_eq!(sessions, [("running", "waiting for iteration 1"), ("done", "review-clean")]);
+    let verdict = history::verdict(&t.host, "done").unwrap();
+    assert!(verdict.contains("**Verdict:** review-clean"));
+    assert!(history::verdict(&t.host, "running").is_none());
+}
