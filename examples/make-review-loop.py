@@ -11,22 +11,7 @@ one falsifier per finding as each lens reply arrives.
 """
 import json
 
-DIFF1 = """diff --git a/src/lock.rs b/src/lock.rs
---- a/src/lock.rs
-+++ b/src/lock.rs
-@@ -1,6 +1,9 @@
- use std::fs;
--fn take(path: &str) {
--    fs::write(path, b"").unwrap();
-+/// Takes the lock file with create-new; a stale lock is removed once.
-+fn take_lock(path: &str, owner: &str) -> bool {
-+    let created = fs::File::create_new(path).is_ok();
-+    if !created { remove_stale_lock(path, owner); }
-+    created
- }
- fn release(path: &str) {
-     fs::remove_file(path).ok();
-"""
+DIFF1 = open("tests/fixtures/lock.diff").read()  # shared with the Rust tests
 DIFF2 = DIFF1.replace("remove_stale_lock(path, owner)", "remove_stale_lock_if_owner_dead(path, owner)")
 
 M = 60_000

@@ -13,22 +13,7 @@ use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-const DIFF: &str = "diff --git a/src/lock.rs b/src/lock.rs
---- a/src/lock.rs
-+++ b/src/lock.rs
-@@ -1,6 +1,9 @@
- use std::fs;
--fn take(path: &str) {
--    fs::write(path, b\"\").unwrap();
-+/// Takes the lock file with create-new; a stale lock is removed once.
-+fn take_lock(path: &str, owner: &str) -> bool {
-+    let created = fs::File::create_new(path).is_ok();
-+    if !created { remove_stale_lock(path, owner); }
-+    created
- }
- fn release(path: &str) {
-     fs::remove_file(path).ok();
-";
+const DIFF: &str = include_str!("fixtures/lock.diff");
 
 const CLAIM: &str = "take_lock removes a stale lock of another owner without checking the owner is gone";
 

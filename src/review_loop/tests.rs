@@ -9,22 +9,8 @@ use crate::host::{HttpResponse, Root};
 
 const MIN: u64 = 60_000;
 
-pub(super) const DIFF: &str = "diff --git a/src/lock.rs b/src/lock.rs
---- a/src/lock.rs
-+++ b/src/lock.rs
-@@ -1,6 +1,9 @@
- use std::fs;
--fn take(path: &str) {
--    fs::write(path, b\"\").unwrap();
-+/// Takes the lock file with create-new; a stale lock is removed once.
-+fn take_lock(path: &str, owner: &str) -> bool {
-+    let created = fs::File::create_new(path).is_ok();
-+    if !created { remove_stale_lock(path, owner); }
-+    created
- }
- fn release(path: &str) {
-     fs::remove_file(path).ok();
-";
+/// A small change to a lock file, shared with the end-to-end tests and the demo scene.
+pub(super) const DIFF: &str = include_str!("../../tests/fixtures/lock.diff");
 
 struct T {
     host: FakeHost,
