@@ -327,8 +327,7 @@ fn validate(ctx: &CallContext, req: &Request) -> Result<(), ToolError> {
             "drop `commands` for this mode",
         );
     }
-    if let Independence::SelfAuthored(_) = req.independence {
-    } else if req.self_review_ack.is_some() && req.independence.is_independent() {
+    if req.self_review_ack.is_some() && req.independence.is_independent() {
         return bad(
             "ack-without-self-review",
             "a self-review acknowledgement was given for an independent review".into(),
