@@ -52,6 +52,8 @@ pub struct Input<'a> {
     pub artifact: &'a str,
     /// The artifact's index, built once when the iteration began (`Corpus::of_lines`).
     pub corpus: &'a Corpus,
+    /// Each file's part of the artifact when it is a diff (`context::diff_sections`).
+    pub sections: &'a HashMap<String, std::ops::Range<usize>>,
     /// 0-based; the dedup and confidence filters apply from index 1 (the seed's "iteration ≥ 2").
     pub iteration: u32,
     /// Findings of earlier iterations that were sent to be fixed.
@@ -64,13 +66,19 @@ struct References<'a> {
     corpus: &'a Corpus,
     artifact: &'a str,
     whole: Option<Vector>,
-    sections: Option<HashMap<String, std::ops::Range<usize>>>,
+    sections: &'a HashMap<String, std::ops::Range<usize>>,
     files: HashMap<String, Vector>,
 }
 
 impl<'a> References<'a> {
-    fn new(artifact: &'a str, corpus: &'a Corpus) -> References<'a> {
-        References { corpus, artifact, whole: None, sections: None, files: HashMap::new() }
+    fn new(input: &Input<'a>) -> References<'a> {
+        References {
+            corpus: input.corpus,
+            artifact: input.artifact,
+            whole: None,
+            sections: input.sections,
+            files: HashMap::new(),
+        }
     }
 
     fn against_whole(&mut self, claim: &Vector) -> (f64, &'static str) {
@@ -81,9 +89,8 @@ impl<'a> References<'a> {
 
     /// The cited file's part of the diff: (its text, its byte offset in the artifact).
     fn section(&mut self, file: &str) -> Option<(&'a str, usize)> {
-        let artifact = self.artifact;
-        let sections = self.sections.get_or_insert_with(|| context::diff_sections(artifact));
-        sections.get(file.trim_start_matches("./")).map(|r| (&artifact[r.clone()], r.start))
+        let r = self.sections.get(file.trim_start_matches("./"))?;
+        Some((&self.artifact[r.clone()], r.start))
     }
 
     /// Code and plan: the ±10 lines around the cited line, else the cited file's part of the
@@ -121,7 +128,7 @@ impl<'a> References<'a> {
 }
 
 pub fn aggregate(input: &Input<'_>, findings: Vec<Finding>) -> Aggregation {
-    let mut refs = References::new(input.artifact, input.corpus);
+    let mut refs = References::new(input);
     let mut out = Aggregation::default();
     let addressed: Vec<Vector> = if input.iteration > 0 {
         input.addressed.iter().map(|f| refs.corpus.vector(&f.claim)).collect()

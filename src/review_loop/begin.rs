@@ -199,7 +199,8 @@ pub fn begin(
         let unresolved =
             run.history(|v| v["addressed"].as_bool() == Some(true) && v["iteration"] == json!(run.state.iteration));
         let agg = Aggregation { actionable: unresolved, ..Default::default() };
-        return Ok((run.terminal(host, Terminal::Stalled, &agg, warnings), None));
+        // A stall fixed nothing in the iteration that never ran.
+        return Ok((run.terminal(host, Terminal::Stalled, &agg, &[], warnings), None));
     }
 
     // Step 4: every lens at once.

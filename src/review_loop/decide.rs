@@ -19,6 +19,7 @@ impl Run {
             self.candidates.iter().filter(|c| c.falsified.is_none()).map(|c| c.finding.clone()).collect();
         let input = aggregate::Input {
             corpus: &self.corpus,
+            sections: self.diff_sections(),
             mode: self.mode,
             artifact: &self.artifact,
             iteration: self.state.iteration,
@@ -40,7 +41,7 @@ impl Run {
         };
         self.record_history(iteration, &agg, terminal.is_none());
         if let Some(terminal) = terminal {
-            let out = self.terminal(host, terminal, &agg, Vec::new());
+            let out = self.terminal(host, terminal, &agg, &addressed, Vec::new());
             return Step { decisions: vec![out.to_string()], finished: true };
         }
         self.state.iteration += 1;
@@ -130,6 +131,7 @@ impl Run {
         host: &impl Host,
         terminal: Terminal,
         agg: &Aggregation,
+        fixed: &[Finding],
         warnings: Vec<String>,
     ) -> Value {
         let outcome = match terminal {
@@ -142,8 +144,6 @@ impl Run {
         let iterations = self.state.iteration + u32::from(terminal != Terminal::Stalled);
         let mut out = self.decision(outcome, agg, iterations);
         self.save_spend();
-        let fixed = self.history(|v| v["addressed"].as_bool() == Some(true));
-        let fixed: Vec<Finding> = if terminal == Terminal::Stalled { Vec::new() } else { fixed };
         let verdict = Verdict {
             terminal,
             mode: self.mode,
@@ -154,7 +154,7 @@ impl Run {
             lenses: &self.lenses,
             independence: &self.independence,
             ack: self.ack.as_deref(),
-            fixed: &fixed,
+            fixed,
             unresolved: &agg.actionable,
             speculative: &agg.speculative,
             degraded: &self.degraded(),

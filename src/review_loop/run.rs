@@ -121,6 +121,12 @@ impl Run {
         self.state.findings_history.iter().filter(|v| keep(v)).filter_map(Finding::from_json).collect()
     }
 
+    /// Each file's part of the artifact when it is a diff: indexed once, shared by the
+    /// falsifiers' context and the drift guard.
+    pub(super) fn diff_sections(&self) -> &std::collections::HashMap<String, std::ops::Range<usize>> {
+        self.sections.get_or_init(|| super::context::diff_sections(&self.artifact))
+    }
+
     pub(super) fn add_commands(&mut self, results: &[CommandResult]) {
         for r in results {
             if let Some(f) = findings::from_command(&r.name, r.exit_code, &r.stderr_tail) {
@@ -275,8 +281,9 @@ impl Run {
         match self.mode {
             Mode::Code | Mode::Plan => {
                 let file = finding.file.as_deref().unwrap_or("");
-                let sections = self.sections.get_or_init(|| context::diff_sections(&self.artifact));
-                if let Some(section) = sections.get(file.trim_start_matches("./")).map(|r| &self.artifact[r.clone()]) {
+                if let Some(section) =
+                    self.diff_sections().get(file.trim_start_matches("./")).map(|r| &self.artifact[r.clone()])
+                {
                     return finding
                         .line
                         .and_then(|l| context::diff_window(section, l))

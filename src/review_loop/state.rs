@@ -172,26 +172,24 @@ pub fn acquire(host: &impl Host, path: &str, me: &LockOwner, alive: impl Fn(&Loc
     }
 }
 
-/// Removes the lock if it is still ours (never someone else's that replaced a stale one).
-pub fn release(host: &impl Host, path: &str, run: &str) {
-    let ours = host
-        .read(&Root::State, path)
+/// Whether the lock at `path` still names `run` (it may have been broken and retaken).
+fn held_by(host: &impl Host, path: &str, run: &str) -> bool {
+    host.read(&Root::State, path)
         .ok()
         .and_then(|b| serde_json::from_slice::<LockOwner>(&b).ok())
-        .is_some_and(|o| o.run == run);
-    if ours {
+        .is_some_and(|o| o.run == run)
+}
+
+/// Removes the lock if it is still ours (never someone else's that replaced a stale one).
+pub fn release(host: &impl Host, path: &str, run: &str) {
+    if held_by(host, path, run) {
         let _ = host.remove_file(&Root::State, path);
     }
 }
 
 /// Refreshes `touched_ms` of a lock this run holds.
 pub fn touch(host: &impl Host, path: &str, me: &LockOwner) {
-    let ours = host
-        .read(&Root::State, path)
-        .ok()
-        .and_then(|b| serde_json::from_slice::<LockOwner>(&b).ok())
-        .is_some_and(|o| o.run == me.run);
-    if ours {
+    if held_by(host, path, &me.run) {
         let _ = write_atomic(host, path, &serde_json::to_vec(me).unwrap_or_default());
     }
 }

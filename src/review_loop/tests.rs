@@ -636,10 +636,16 @@ fn aggregate_code(
     fs: Vec<findings::Finding>,
 ) -> aggregate::Aggregation {
     let corpus = similarity::Corpus::of_lines(DIFF);
-    aggregate::aggregate(
-        &aggregate::Input { mode: Mode::Code, artifact: DIFF, corpus: &corpus, iteration, addressed },
-        fs,
-    )
+    let sections = context::diff_sections(DIFF);
+    let input = aggregate::Input {
+        mode: Mode::Code,
+        artifact: DIFF,
+        corpus: &corpus,
+        sections: &sections,
+        iteration,
+        addressed,
+    };
+    aggregate::aggregate(&input, fs)
 }
 
 #[test]
@@ -712,8 +718,15 @@ fn deliverable_drift_compares_with_the_cited_passage_and_its_section() {
     unavailable.category = findings::CHECKLIST_UNAVAILABLE.into();
     let mut misquoted = one(claim, "medium", 90, true);
     misquoted.passage = Some("text that is nowhere".into());
-    let input =
-        aggregate::Input { mode: Mode::Deliverable, artifact: &doc, corpus: &corpus, iteration: 0, addressed: &[] };
+    let sections = context::diff_sections(&doc);
+    let input = aggregate::Input {
+        mode: Mode::Deliverable,
+        artifact: &doc,
+        corpus: &corpus,
+        sections: &sections,
+        iteration: 0,
+        addressed: &[],
+    };
     let a = aggregate::aggregate(&input, vec![f, unavailable, misquoted]);
     assert_eq!(a.actionable.len(), 2, "{:?}", a.dropped);
     assert!(a.actionable.iter().any(|f| f.is_checklist_unavailable()), "exempt from the drift guard");
