@@ -382,7 +382,9 @@ fn code_mode_waits_for_commands_and_a_failed_command_is_a_load_bearing_finding()
         (f["lens"].as_str(), f["severity"].as_str(), f["confidence"].as_u64()),
         (Some("execution-grounded"), Some("high"), Some(100))
     );
-    assert!(t.loops.commands(&t.host, &run, &results).is_err(), "the run is over");
+    let settled = t.host.snapshot();
+    assert_eq!(t.loops.commands(&t.host, &run, &results).unwrap_err().code, "unknown-run", "the run is over");
+    assert_eq!(t.host.snapshot(), settled);
     // Commands outside code mode are refused, changing nothing.
     let before = t.host.snapshot();
     let mut r = req(Mode::Plan, DIFF);
@@ -538,6 +540,15 @@ fn refusals_are_structured_and_change_nothing() {
         ),
         (req(Mode::Code, DIFF), CallContext { depth: 1, origin: Origin::Subagent, ..ctx("s1") }, "not-top-level"),
         (req(Mode::Deliverable, &"x".repeat(MAX_ARTIFACT + 1)), ctx("s1"), "too-large"),
+        (
+            {
+                let mut r = req(Mode::Plan, DIFF);
+                r.disabled_lenses = vec!["completeness".into()];
+                r
+            },
+            ctx("s1"),
+            "bad-disabled-lens",
+        ),
         (
             {
                 let mut r = req(Mode::Code, DIFF);
@@ -814,4 +825,16 @@ fn history_lists_running_and_archived_loops_with_their_verdicts() {
     let verdict = history::verdict(&t.host, "done").unwrap();
     assert!(verdict.contains("**Verdict:** review-clean"));
     assert!(history::verdict(&t.host, "running").is_none());
+}
+
+#[test]
+fn commands_for_a_run_that_already_has_them_are_refused_and_change_nothing() {
+    let mut t = fresh();
+    let run = t.begin("s1", req(Mode::Code, DIFF))["run"].as_str().unwrap().to_string();
+    let before = t.host.snapshot();
+    let late = [CommandResult { name: "test".into(), exit_code: 1, stderr_tail: String::new() }];
+    let err = t.loops.commands(&t.host, &run, &late).unwrap_err();
+    assert_eq!(err.code, "not-awaiting-commands");
+    assert_eq!(t.host.snapshot(), before);
+    assert_eq!(last(&t.drive(replies("[]", "")))["outcome"], "review-clean", "the run goes on unaffected");
 }
