@@ -51,7 +51,32 @@ run_tests() {
     cargo clippy -p self-evolve --target "$WASM_TARGET" --locked -- -D warnings
     step "tests"
     cargo test --workspace --locked
+    wasm_unit_tests
     node_tests
+}
+
+# The plugin's unit tests (policy on the in-memory fake host) once more, compiled to
+# wasm32-unknown-unknown and run under Node: a 32-bit, single-threaded target catches what
+# native runs cannot (usize arithmetic, hashing, float formatting, stack depth).
+wasm_unit_tests() {
+    local version
+    version=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/"/, "", $3); print $3; exit }' Cargo.lock)
+    if [ -z "$version" ]; then
+        echo "build.sh: Cargo.lock pins no wasm-bindgen (the wasm32 dev-dependency wasm-bindgen-test brings it)" >&2
+        exit 1
+    fi
+    if ! wasm-bindgen-test-runner --version 2>/dev/null | grep -qx "wasm-bindgen-test-runner $version"; then
+        step "installing wasm-bindgen-cli $version (the test runner for wasm32)"
+        # --locked first; when the registry lacks a crate its lock file pins (seen: webpki-roots
+        # 1.0.11), resolve afresh at the same wasm-bindgen version.
+        cargo install wasm-bindgen-cli --version "=$version" --locked || cargo install wasm-bindgen-cli --version "=$version"
+    fi
+    if ! command -v node >/dev/null 2>&1; then
+        echo "build.sh: node is needed to run the wasm32 unit tests (Node.js 20+); install it and re-run." >&2
+        exit 1
+    fi
+    step "unit tests on wasm32-unknown-unknown (wasm-bindgen-test-runner under Node)"
+    cargo test -p self-evolve --lib --target "$WASM_TARGET" --locked
 }
 
 # The second host: the same dist/self-evolve.wasm in Node through jco, and the conformance suite.

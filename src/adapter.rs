@@ -266,7 +266,7 @@ impl ex::guidance::Guest for Component {
 
 impl ex::checker::Guest for Component {
     fn check(skills: Vec<ex::checker::SkillInput>) -> Vec<ex::checker::Finding> {
-        use crate::check;
+        use crate::library::check;
         let file = |f: ex::checker::FileInput| check::FileInput { path: f.path, bytes: f.bytes };
         let skills: Vec<check::SkillInput> = skills
             .into_iter()

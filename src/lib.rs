@@ -1,33 +1,31 @@
 //! self-evolve: a governed, self-improving skill library for agent harnesses.
 //! Policy lives in ordinary Rust behind the `Host` port; `adapter.rs` (wasm only) binds it to the WIT.
+//!
+//! The tree follows the architecture:
+//! - `library/`: the skill library (SKILL.md files, roots, guards, approval, scanner, ledger, curator);
+//! - `schedule/`: when a background review runs (scheduler, digest, gate);
+//! - `review_loop/`, `feedback/`, `shadow/`: the three engines (seeds 003, 001, 004);
+//! - the shell: `plugin` (dispatch), `active` (state after init), `command/` (`/skills`),
+//!   `config/`, `api` (export shapes), `host` (the port), `adapter` (the only binding-aware file),
+//!   and small shared utilities (`errors`, `time`, `rounds`, `guidance`).
+//!
+//! Dependencies point one way: shell → engines → schedule → library → port and utilities.
 
+mod active;
 pub mod api;
-pub mod approval;
-pub mod check;
 pub mod command;
 pub mod config;
-pub mod curator;
-pub mod dedupe;
-pub mod digest;
 pub mod errors;
 pub mod feedback;
-pub mod frontmatter;
-pub mod gate;
-pub mod guards;
 pub mod guidance;
 pub mod host;
-pub mod ledger;
-pub mod lint;
+pub mod library;
 pub mod plugin;
-pub mod review;
 pub mod review_loop;
 pub mod rounds;
+pub mod schedule;
 pub mod shadow;
-pub mod skill_manage;
-pub mod skillfile;
-pub mod store;
 pub mod time;
-pub mod tools;
 
 #[cfg(any(test, feature = "fake-host"))]
 pub mod fake;

@@ -1,17 +1,19 @@
 //! The plugin as one value: configuration, activation report and the dispatch of every export.
 //! It owns no policy of its own; each export hands off to the module that owns the concept.
 
+use crate::active::Active;
 use crate::api::{
     ActivationResult, CallContext, ConfigError, Decision, InitReport, Part, PartState, ToolEvent, ToolSpec, TurnStatus,
 };
 use crate::config::{Config, GateKind};
 use crate::errors::ToolError;
-use crate::guards::ReadRegistry;
 use crate::host::{Host, Level, Root};
-use crate::ledger::Ledger;
-use crate::review::Scheduler;
-use crate::store::ListCache;
-use crate::{approval, skill_manage, tools};
+use crate::library::guards::ReadRegistry;
+use crate::library::ledger::Ledger;
+use crate::library::store::ListCache;
+use crate::library::tool_spec as tools;
+use crate::library::{approval, skill_manage};
+use crate::schedule::scheduler::Scheduler;
 
 /// Host services a part may wait for (seed 002, "Entry and activation").
 pub const KNOWN_SERVICES: &[&str] = &["tools", "commands", "system-prompt", "agents", "subagents"];
@@ -23,33 +25,6 @@ pub struct Plugin<H: Host> {
     feedback: std::collections::BTreeMap<String, crate::feedback::Run>,
     next_feedback: u64,
 }
-
-/// Everything that exists only after a successful `init`.
-pub(crate) struct Active {
-    pub(crate) config: Config,
-    pub(crate) services: Vec<String>,
-    pub(crate) reads: ReadRegistry,
-    pub(crate) cache: ListCache,
-    /// Loaded on first use.
-    pub(crate) ledger: Option<Ledger>,
-    pub(crate) review: Scheduler,
-    pub(crate) curator: crate::curator::Schedule,
-    /// The host offers agents and subagents, so reviews can run.
-    pub(crate) review_ready: bool,
-    pub(crate) shadow: crate::shadow::state::Shadow,
-    pub(crate) review_loops: crate::review_loop::Loops,
-    /// The host offers subagents and a state root, so review loops can run.
-    pub(crate) review_loop_ready: bool,
-}
-
-impl Active {
-    pub(crate) fn ledger(&mut self, host: &impl Host) -> &mut Ledger {
-        self.ledger.get_or_insert_with(|| Ledger::load(host))
-    }
-}
-
-/// Runtime override of `writeApproval` (`/skills approval on|off`), in the state root.
-pub const APPROVAL_OVERRIDE: &str = "approval.json";
 
 impl<H: Host> Plugin<H> {
     pub fn new(host: H) -> Plugin<H> {
@@ -108,7 +83,7 @@ impl<H: Host> Plugin<H> {
         review.gate_active = config.review.gate == GateKind::Jev && part_active("gate");
         let review_ready = report.parts.iter().any(|p| p.name == "review" && p.missing.is_empty());
         let review_loop_ready = report.parts.iter().any(|p| p.name == "review-loop" && p.missing.is_empty());
-        let mut curator = crate::curator::Schedule::default();
+        let mut curator = crate::library::curator::Schedule::default();
         if self.host.has_root(&Root::UserSkills) {
             curator.start(self.host.now_ms(), &config.curator);
         }
@@ -216,7 +191,7 @@ impl<H: Host> Plugin<H> {
         }
         let host = &self.host;
         let active = self.state.as_mut().ok_or_else(not_initialized)?;
-        let approval = approval_override(host).unwrap_or(active.config.write_approval);
+        let approval = approval::approval_override(host).unwrap_or(active.config.write_approval);
         let ledger = active.ledger.get_or_insert_with(|| Ledger::load(host));
         let mut cx = skill_manage::Context {
             config: &active.config,
@@ -350,7 +325,7 @@ impl<H: Host> Plugin<H> {
         if active.curator.due(now) {
             let config = active.config.curator.clone();
             let ledger = active.ledger.get_or_insert_with(|| Ledger::load(host));
-            let report = crate::curator::pass(host, &config, ledger, &mut active.cache, false);
+            let report = crate::library::curator::pass(host, &config, ledger, &mut active.cache, false);
             active.curator.done(now, &config);
             for change in &report.changes {
                 out.push(
@@ -434,9 +409,9 @@ impl<H: Host> Plugin<H> {
     }
 
     /// Offline checks (the `checker` export); uses the configured duplicate threshold.
-    pub fn check(&self, skills: &[crate::check::SkillInput]) -> Vec<crate::check::Finding> {
+    pub fn check(&self, skills: &[crate::library::check::SkillInput]) -> Vec<crate::library::check::Finding> {
         let threshold = self.config().map_or(Config::default().duplicate_threshold, |c| c.duplicate_threshold);
-        crate::check::check(skills, threshold)
+        crate::library::check::check(skills, threshold)
     }
 
     pub fn guidance(&self) -> Option<String> {
@@ -447,10 +422,4 @@ impl<H: Host> Plugin<H> {
 
 fn not_initialized() -> ToolError {
     ToolError::new("not-initialized", "the plugin has not been initialised", "the host must call lifecycle.init first")
-}
-
-/// `{"enabled": bool}` in approval.json, when present and valid.
-pub fn approval_override(host: &impl Host) -> Option<bool> {
-    let bytes = host.read(&Root::State, APPROVAL_OVERRIDE).ok()?;
-    serde_json::from_slice::<serde_json::Value>(&bytes).ok()?.get("enabled")?.as_bool()
 }

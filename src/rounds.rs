@@ -15,6 +15,8 @@ pub fn may_refine(used: u32, limit: u32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
 
     #[test]
     fn three_runs_are_two_refinements() {

@@ -1,6 +1,15 @@
 //! The wasmtime host for self-evolve: load `dist/self-evolve.wasm`, grant it the five
 //! capabilities, and call its exports under a memory cap and a per-call deadline.
 //!
+//! - `caps/`: one module per capability (fs, http, subagent, clock, log), each with its config,
+//!   its policy checks and tests that need no guest;
+//! - `engine`, `plugin`, `sandbox`, `bindings`, `state`: loading the component and calling it;
+//! - `cli/`: the `self-evolve` command line; `lines`: decision lines the host writes itself;
+//! - `testing`: fakes for tests (a scripted HTTP server on 127.0.0.1).
+//!
+//! The MCP server (`mcp/`) and live sessions with real reviewer providers (`live/`) take folders
+//! of their own beside `caps/` and `cli/`.
+//!
 //! ```no_run
 //! use self_evolve_host::{HostConfig, Plugin, user_context};
 //! let mut plugin = Plugin::load("dist/self-evolve.wasm", HostConfig::default())?;

@@ -2,6 +2,8 @@
 //! the counting rules.
 
 use super::*;
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
 
 fn run(spec: Value) -> Run {
     Run::begin(&spec.to_string()).unwrap()

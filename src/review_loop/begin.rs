@@ -8,10 +8,10 @@ use super::state::{self, Acquire, LockOwner, State};
 use super::verdict::Terminal;
 use super::{DEFAULT_MAX_ITER, DEFAULT_TOKEN_CEILING, Independence, MAX_ARTIFACT, Request};
 use crate::api::CallContext;
-use crate::approval::sha256_hex;
 use crate::config::ReviewLoopConfig;
 use crate::errors::ToolError;
 use crate::host::{Host, Level, SubagentSpec};
+use crate::library::approval::sha256_hex;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 

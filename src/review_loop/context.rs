@@ -177,6 +177,8 @@ pub fn clip(mut text: String) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
 
     const DIFF: &str = "diff --git a/src/a.rs b/src/a.rs\n--- a/src/a.rs\n+++ b/src/a.rs\n@@ -1,3 +1,4 @@\n fn a() {}\n-fn b() {}\n+fn b(x: u32) {}\n+fn c() {}\n fn d() {}\ndiff --git a/src/z.rs b/src/z.rs\n--- a/src/z.rs\n+++ b/src/z.rs\n@@ -40,2 +40,2 @@\n-old\n+new\n";
 

@@ -225,6 +225,8 @@ fn extract_json(text: &str, open: char, close: char) -> Option<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
 
     #[test]
     fn a_fenced_reply_with_a_sentence_parses() {

@@ -293,6 +293,8 @@ pub fn falsifier_prompt(finding: &Finding, mode: Mode, context: &str) -> String 
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
 
     #[test]
     fn each_mode_has_the_seeds_lens_set() {

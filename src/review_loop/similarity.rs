@@ -244,6 +244,8 @@ pub fn cosine(a: &Vector, b: &Vector) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
 
     #[test]
     fn terms_split_identifiers_and_drop_noise() {

@@ -2,8 +2,8 @@
 //! `review-loop/<session>.json` in the seed's shape, written atomically; the per-session and
 //! per-repo locks taken with create-new; `<session>.log`; and `archive/<session>-<ts>.json`.
 
-use crate::approval::sha256_hex;
 use crate::host::{FsError, Host, Root, WriteMode};
+use crate::library::approval::sha256_hex;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -198,6 +198,8 @@ pub fn touch(host: &impl Host, path: &str, me: &LockOwner) {
 mod tests {
     use super::*;
     use crate::fake::FakeHost;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
 
     fn me(run: &str, at: u64) -> LockOwner {
         LockOwner { owner: "inst-1".into(), run: run.into(), session: "s1".into(), touched_ms: at }

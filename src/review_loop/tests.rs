@@ -6,6 +6,8 @@ use crate::api::{ActivationStatus, Origin};
 use crate::config::Config;
 use crate::fake::FakeHost;
 use crate::host::{HttpResponse, Root};
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
 
 const MIN: u64 = 60_000;
 

@@ -102,6 +102,8 @@ pub fn relay_order(envelopes: &mut [Envelope]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
 
     fn refs() -> BTreeSet<u64> {
         (1..=20).collect()

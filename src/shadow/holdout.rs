@@ -75,6 +75,8 @@ mod tests {
     use super::*;
     use crate::fake::FakeHost;
     use crate::host::WriteMode;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
 
     fn with_keys(text: &str) -> FakeHost {
         let host = FakeHost::new(0);

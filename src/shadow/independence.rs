@@ -78,6 +78,8 @@ pub fn relationship(author: Option<&str>, reviewer: Option<&str>) -> Relationshi
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
 
     #[test]
     fn vendor_table() {

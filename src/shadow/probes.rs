@@ -67,6 +67,8 @@ pub fn render_checklist() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
 
     #[test]
     fn six_classes_with_stable_unique_ids_render_into_the_checklist() {

@@ -113,6 +113,8 @@ pub fn action(escalation: bool, ladder: &[String], current: Option<&str>, now_ms
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
 
     fn m(verdict: &str, refs: &[u64]) -> Meta {
         Meta { verdict: verdict.into(), refs: refs.to_vec(), severity: Some(0.5) }

@@ -4,6 +4,8 @@
 use super::*;
 use crate::config::Config;
 use crate::fake::FakeHost;
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
 
 fn cfg(extra: &str) -> ShadowConfig {
     Config::parse(extra).unwrap().shadow

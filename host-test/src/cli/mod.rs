@@ -1,6 +1,227 @@
-//! The CLI subcommands that are more than a few lines.
+//! The `self-evolve` CLI: argument parsing and one function per subcommand over the real component.
+//! The binary (`src/bin/self-evolve.rs`) only calls `cli::main`; the longer subcommands have files here.
 
 pub mod check;
 pub mod gate_stats;
 pub mod home;
+mod inspect;
 pub mod replay;
+
+use crate::{Clock, HostConfig, Plugin};
+use anyhow::{Context, Result, bail};
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "self-evolve", version, about = "Operate the self-evolve skill-library plugin")]
+struct Cli {
+    /// The component to load.
+    #[arg(long, global = true, default_value = "dist/self-evolve.wasm", env = "SELF_EVOLVE_WASM")]
+    wasm: PathBuf,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Print the component's capability manifest (imports), exports and size.
+    Inspect {
+        /// Also initialise it with the default config and print the activation report.
+        #[arg(long)]
+        init: bool,
+    },
+    /// Check skill folders with the plugin's parser, validator, scanner and dedupe.
+    /// Exits 1 on errors (format violations, credentials); warnings and advice leave it 0.
+    Check {
+        /// One skill (a folder holding SKILL.md) or a folder of skills.
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// One JSON object per finding: path, line, rule, severity, message.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The /skills command against a home folder: list, show, pending, diff, approve, reject,
+    /// review, approval, … (`self-evolve skills help` lists them).
+    Skills {
+        /// The home holding skills/ and self-evolve/ (default $SELF_EVOLVE_HOME or ~/.dsh).
+        #[arg(long)]
+        home: Option<PathBuf>,
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// Summarise a gates.jsonl log: decision split, fallback reasons, `no`-confidence and
+    /// latency percentiles, and what each confidentNo from 0.50 to 1.00 would have skipped.
+    GateStats {
+        file: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Drive a recorded session (JSONL, see DESIGN.md) through the plugin with a manual clock
+    /// and a scripted reviewer; print a narrated timeline, or every decision as JSON (--json).
+    Replay {
+        file: PathBuf,
+        /// Home to replay into (default: a fresh temporary folder, printed at the end).
+        #[arg(long)]
+        home: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+        /// URL of the `gate` endpoint (for review.gate = jev).
+        #[arg(long)]
+        gate: Option<String>,
+        /// Environment variable holding the gate's credential.
+        #[arg(long, requires = "gate")]
+        gate_key_env: Option<String>,
+        /// Serve the `gate` endpoint on 127.0.0.1 from a JSON list of replies, one per request:
+        /// {"status": 200, "body": {...}}, {"status": 429}, {"reset": true}, {"delayMs": N, …}.
+        #[arg(long, conflicts_with = "gate")]
+        gate_replies: Option<PathBuf>,
+        /// Wall-clock time of t = 0: `now`, or milliseconds since the Unix epoch
+        /// (default 1767225600000, 2026-01-01T00:00:00Z, for reproducible output).
+        #[arg(long)]
+        start: Option<String>,
+    },
+    /// Print configuration.
+    Config {
+        /// Print the full configuration with every default, as the plugin resolves it.
+        #[arg(long)]
+        defaults: bool,
+    },
+}
+
+/// Parses the command line and runs it; the binary is only this call.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        // A reader that closed the pipe early (`| head`) is not an error.
+        Err(err)
+            if err.chain().any(|e| {
+                e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            }) =>
+        {
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
+            eprintln!("self-evolve: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<ExitCode> {
+    match cli.command {
+        Command::Inspect { init } => inspect::run(&cli.wasm, init),
+        Command::Config { defaults } => {
+            if !defaults {
+                bail!("say what to print: `self-evolve config --defaults`");
+            }
+            let mut plugin = Plugin::load(&cli.wasm, HostConfig::default())?;
+            let report = plugin.init("{}", &[])?.map_err(|e| anyhow::anyhow!("{}: {}", e.key, e.message))?;
+            let value: serde_json::Value =
+                serde_json::from_str(&report.config_json).context("the plugin's config report")?;
+            crate::say!("{}", serde_json::to_string_pretty(&value)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Check { dirs, json } => {
+            let mut plugin = Plugin::load(&cli.wasm, HostConfig::default())?;
+            let failed = check::run(&mut plugin, &dirs, json)?;
+            Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+        }
+        Command::Skills { home, args } => {
+            let home = home.unwrap_or_else(home::default_home);
+            let config = HostConfig { fs: home::fs_config(&home), ..HostConfig::default() };
+            let mut plugin = Plugin::load(&cli.wasm, config)?;
+            // The CLI runs no agents: `review now` says so instead of starting a child nobody runs.
+            let services: Vec<String> = vec!["commands".to_string()];
+            plugin.init("{}", &services)?.map_err(|e| anyhow::anyhow!("{}: {}", e.key, e.message))?;
+            let ctx = crate::user_context("cli");
+            match plugin.command(&ctx, &args.join(" "))? {
+                Ok(text) => {
+                    crate::say!("{text}");
+                    Ok(ExitCode::SUCCESS)
+                }
+                Err(text) => {
+                    eprintln!("{text}");
+                    Ok(ExitCode::from(2))
+                }
+            }
+        }
+        Command::GateStats { file, json } => {
+            let reader = std::io::BufReader::with_capacity(
+                1 << 20,
+                std::fs::File::open(&file).with_context(|| format!("opening {}", file.display()))?,
+            );
+            let stats = gate_stats::summarize(reader)?;
+            if json {
+                crate::say!("{}", stats.to_json());
+            } else {
+                crate::say!("{}", stats.to_text().trim_end());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Replay { file, home, json, gate, gate_key_env, gate_replies, start } => {
+            use replay;
+            let events = replay::read_events(&file)?;
+            // Kept alive for the whole replay; stops when dropped.
+            let server = match &gate_replies {
+                Some(path) => Some(replay::serve_gate_replies(path)?),
+                None => None,
+            };
+            let gate = gate.or_else(|| server.as_ref().map(|s| s.url()));
+            let home = match home {
+                Some(home) => home,
+                None => {
+                    let nanos =
+                        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+                    std::env::temp_dir().join(format!("self-evolve-replay-{}-{nanos}", std::process::id()))
+                }
+            };
+            std::fs::create_dir_all(&home).with_context(|| format!("creating {}", home.display()))?;
+            let start_ms = match start.as_deref() {
+                None => replay::EPOCH_MS,
+                Some("now") => crate::SystemClock.now_ms(),
+                Some(ms) => {
+                    ms.parse().with_context(|| format!("--start: expected `now` or milliseconds, found `{ms}`"))?
+                }
+            };
+            let options = replay::Options {
+                start_ms,
+                home: home.clone(),
+                json,
+                wasm: cli.wasm.clone(),
+                gate: gate.map(|g| (g, gate_key_env)),
+            };
+            let stdout = std::io::stdout();
+            let mut out = std::io::BufWriter::new(stdout.lock());
+            let summary = replay::replay(&events, &options, &mut out)?;
+            drop(out);
+            if !json {
+                let count = |kind: &str, action: &str| {
+                    summary
+                        .decisions
+                        .iter()
+                        .filter(|d| d["kind"] == kind && (action.is_empty() || d["action"] == action))
+                        .count()
+                };
+                let loops = summary.decisions.iter().filter(|d| d["kind"] == "review-loop");
+                let verdicts = loops
+                    .filter(|d| {
+                        d["outcome"].as_str().is_some_and(|o| o.starts_with("review-") || o == "no-blocking-findings")
+                    })
+                    .count();
+                crate::say!(
+                    "\n{} events replayed: {} reviews started, {} skipped, {} gate decisions, {} tool calls, {} review-loop verdicts\nhome: {}",
+                    summary.events,
+                    count("review", "start"),
+                    count("review", "skip"),
+                    count("gate", ""),
+                    count("tool", ""),
+                    verdicts,
+                    home.display()
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}

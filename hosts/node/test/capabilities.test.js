@@ -1,15 +1,15 @@
 // The Node host's capabilities on their own (no guest): fs confinement and HTTP policy.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, mkdirSync, writeFileSync, symlinkSync, readFileSync, readdirSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync, symlinkSync, readFileSync, readdirSync, existsSync } from 'node:fs';
+import { tempDir } from '../test-support/tmp.js';
 import * as path from 'node:path';
 import { FsCap } from '../src/fs.js';
 import { HttpCap } from '../src/http.js';
 import { serveGateReplies } from '../src/replay.js';
 
 function world() {
-  const base = mkdtempSync(path.join(tmpdir(), 'se-fs-'));
+  const base = tempDir('se-fs-');
   const user = path.join(base, 'user');
   const outside = path.join(base, 'outside');
   mkdirSync(user);
@@ -64,7 +64,7 @@ test('write modes, rename, listing and unmapped roots', () => {
 });
 
 test('http: named endpoints only; the credential reaches the server, never the plugin', async () => {
-  const base = mkdtempSync(path.join(tmpdir(), 'se-http-'));
+  const base = tempDir('se-http-');
   const replies = path.join(base, 'replies.json');
   const record = path.join(base, 'requests.jsonl');
   writeFileSync(replies, JSON.stringify([{ status: 200, body: { choice: 'yes' } }, { status: 503 }]));

@@ -2,8 +2,8 @@
 // same dist/self-evolve.wasm must print exactly the `.expected` lines the Rust host prints.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, existsSync } from 'node:fs';
+import { tempDir } from '../test-support/tmp.js';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readEvents, replay, serveGateReplies } from '../src/replay.js';
@@ -21,7 +21,7 @@ for (const file of scenarios) {
     const gateFile = full.replace(/\.jsonl$/, '.gate.json');
     const gate = existsSync(gateFile) ? await serveGateReplies(gateFile) : null;
     try {
-      const lines = await replay(readEvents(full), { home: mkdtempSync(path.join(tmpdir(), 'se-conf-')), gateUrl: gate?.url });
+      const lines = await replay(readEvents(full), { home: tempDir('se-conf-'), gateUrl: gate?.url });
       const expected = readFileSync(full.replace(/\.jsonl$/, '.expected'), 'utf8').split('\n').filter(Boolean);
       assert.equal(lines.length, expected.length, 'line count');
       lines.forEach((line, i) => assert.equal(line, expected[i], `line ${i + 1}`));

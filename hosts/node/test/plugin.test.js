@@ -1,15 +1,15 @@
 // The unmodified component in Node: init, config errors, the tool list and a guarded write.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
+import { tempDir } from '../test-support/tmp.js';
 import * as path from 'node:path';
 import { loadPlugin, userContext, ManualClock } from '../src/host.js';
 
 const SERVICES = ['tools', 'commands', 'system-prompt', 'agents', 'subagents'];
 
 async function plugin() {
-  const home = mkdtempSync(path.join(tmpdir(), 'se-plugin-'));
+  const home = tempDir('se-plugin-');
   const p = await loadPlugin({ fs: { userSkills: path.join(home, 'skills'), state: path.join(home, 'state') }, clock: new ManualClock(1767225600000), logLevel: 'error' });
   return { p, home };
 }

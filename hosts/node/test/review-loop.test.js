@@ -2,8 +2,8 @@
 // stops before any child starts, and a code review with scripted lenses ends review-clean.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync } from 'node:fs';
+import { tempDir } from '../test-support/tmp.js';
 import * as path from 'node:path';
 import { loadPlugin, userContext, ManualClock } from '../src/host.js';
 import { ScriptedProvider } from '../src/subagent.js';
@@ -20,7 +20,7 @@ function request(extra = {}) {
 }
 
 async function rig() {
-  const home = mkdtempSync(path.join(tmpdir(), 'se-loop-'));
+  const home = tempDir('se-loop-');
   const clock = new ManualClock(1767225600000);
   const provider = new ScriptedProvider(clock);
   provider.responder = (spec) => ({ text: spec.prompt.startsWith('A reviewer flagged') ? '{"falsified": false}' : '[]' });

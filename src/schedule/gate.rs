@@ -3,8 +3,8 @@
 //! `decisionFromAnswer`. Failures fall back to reviewing; three in a row open a breaker.
 
 use crate::config::JevConfig;
-use crate::digest::Digest;
 use crate::host::{Host, HttpError, HttpRequest, Level, Root, WriteMode};
+use crate::schedule::digest::Digest;
 use crate::time;
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -184,7 +184,7 @@ pub fn ask(
         Err(HttpError::Denied) => "fallback: endpoint denied by the host".into(),
         Err(HttpError::Network(msg)) => {
             // The transport's own words differ between hosts: they go to the log, not the record.
-            host.log(Level::Info, &format!("gate network error: {}", crate::digest::truncate(&msg, 200)));
+            host.log(Level::Info, &format!("gate network error: {}", crate::schedule::digest::truncate(&msg, 200)));
             "fallback: network error".into()
         }
     };

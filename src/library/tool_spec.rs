@@ -1,5 +1,5 @@
-//! The tools the plugin publishes to the agent, with their JSON Schemas.
-//! Only `skill_manage` today; its behaviour lives in the skill library modules.
+//! The `skill_manage` tool as the agent sees it: its name, actions and JSON Schema.
+//! Its behaviour lives in `skill_manage.rs`; this file only describes it.
 
 use crate::api::ToolSpec;
 use serde_json::json;
@@ -55,6 +55,8 @@ fn skill_manage_schema() -> serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
 
     #[test]
     fn skill_manage_schema_is_valid_json_listing_every_action() {

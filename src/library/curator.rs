@@ -4,10 +4,10 @@
 
 use crate::config::CuratorConfig;
 use crate::host::{Host, Level, Root};
-use crate::ledger::Ledger;
-use crate::skill_manage::archive_location;
-use crate::skillfile::{SkillFile, meta};
-use crate::store::{Layout, ListCache, Scope, Store};
+use crate::library::ledger::Ledger;
+use crate::library::skill_manage::archive_location;
+use crate::library::skillfile::{SkillFile, meta};
+use crate::library::store::{Layout, ListCache, Scope, Store};
 use crate::time::{self, MS_PER_DAY};
 use serde::{Deserialize, Serialize};
 

@@ -4,7 +4,7 @@
 
 use crate::errors::ToolError;
 use crate::host::{FsError, Host, Root, WriteMode};
-use crate::store::{Scope, Store, fs_error};
+use crate::library::store::{Scope, Store, fs_error};
 use crate::time;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -230,6 +230,15 @@ pub fn prune(host: &impl Host, ttl_days: u64) -> Vec<String> {
         discard(host, id);
     }
     old
+}
+
+/// Runtime override of `writeApproval` (`/skills approval on|off`), in the state root.
+pub const APPROVAL_OVERRIDE: &str = "approval.json";
+
+/// `{"enabled": bool}` in approval.json, when present and valid.
+pub fn approval_override(host: &impl Host) -> Option<bool> {
+    let bytes = host.read(&Root::State, APPROVAL_OVERRIDE).ok()?;
+    serde_json::from_slice::<serde_json::Value>(&bytes).ok()?.get("enabled")?.as_bool()
 }
 
 #[cfg(test)]

@@ -2,6 +2,8 @@
 //! scannable literal), placeholders that must pass, destructive idioms and advice.
 
 use super::*;
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
 
 fn rep(c: char, n: usize) -> String {
     std::iter::repeat_n(c, n).collect()

@@ -29,6 +29,8 @@ impl ReadRegistry {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
 
     #[test]
     fn reads_are_per_agent_and_session() {

@@ -2,6 +2,8 @@
 
 use super::*;
 use crate::fake::FakeHost;
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
 
 fn change<'a>(path: &'a str, old: Option<&'a [u8]>, new: Option<&'a [u8]>) -> Change<'a> {
     Change {
@@ -82,7 +84,9 @@ fn a_failed_stage_leaves_nothing() {
 /// A target path, its bytes before, and after (None: absent).
 type Case<'a> = (&'a str, Option<&'a [u8]>, Option<&'a [u8]>);
 
-/// The diff applies with the real tools, for edits, creations and removals.
+/// The diff applies with the real tools, for edits, creations and removals (native only: it runs
+/// `git` and `patch` in a temporary folder).
+#[cfg(not(target_arch = "wasm32"))]
 #[test]
 fn diffs_apply_with_git_apply_and_patch() {
     let have =

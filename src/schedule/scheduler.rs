@@ -4,9 +4,9 @@
 
 use crate::api::{ActivationResult, ActivationStatus, CallContext, Decision, ToolEvent, TurnStatus};
 use crate::config::{Config, GateKind};
-use crate::digest::{DigestBuffer, truncate};
-use crate::gate::{self, Breaker, Verdict};
 use crate::host::{Host, Level, Root, SubagentSpec};
+use crate::schedule::digest::{DigestBuffer, truncate};
+use crate::schedule::gate::{self, Breaker, Verdict};
 use serde_json::json;
 use std::collections::BTreeMap;
 
@@ -82,7 +82,7 @@ impl Scheduler {
 
     /// Persists `/skills review on|off` (atomically) so it survives a restart.
     pub fn set_enabled(&mut self, host: &impl Host, enabled: bool) -> Result<(), String> {
-        let store = crate::store::Store::new(host, "");
+        let store = crate::library::store::Store::new(host, "");
         store
             .write_atomic(&Root::State, OVERRIDE_PATH, json!({"enabled": enabled}).to_string().as_bytes())
             .map_err(|e| e.message)?;
@@ -348,5 +348,5 @@ impl Scheduler {
 }
 
 #[cfg(test)]
-#[path = "review_tests.rs"]
+#[path = "scheduler_tests.rs"]
 mod tests;

@@ -2,16 +2,16 @@
 //! ownership and read-before-write, lint and scan the content, then stage or write atomically.
 //! Every refusal is checked before the first write, so a refused call changes nothing.
 
-use crate::approval::{self, Change};
 use crate::config::Config;
 use crate::errors::ToolError;
-use crate::frontmatter::Value as Yaml;
-use crate::guards::ReadRegistry;
 use crate::host::{FsError, Host, Root};
-use crate::ledger::Ledger;
-use crate::lint::{self, Finding};
-use crate::skillfile::{self, SkillFile, meta};
-use crate::store::{Layout, ListCache, Location, Scope, Store, check_resource_path, fs_error};
+use crate::library::approval::{self, Change};
+use crate::library::frontmatter::Value as Yaml;
+use crate::library::guards::ReadRegistry;
+use crate::library::ledger::Ledger;
+use crate::library::lint::{self, Finding};
+use crate::library::skillfile::{self, SkillFile, meta};
+use crate::library::store::{Layout, ListCache, Location, Scope, Store, check_resource_path, fs_error};
 use crate::time;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -66,7 +66,7 @@ pub fn run(host: &impl Host, cx: &mut Context, args_json: &str) -> Result<String
         other => Err(ToolError::new(
             "invalid-args",
             format!("unknown action `{other}`"),
-            format!("use one of {}", crate::tools::ACTIONS.join(", ")),
+            format!("use one of {}", crate::library::tool_spec::ACTIONS.join(", ")),
         )),
     }?;
     Ok(value.to_string())

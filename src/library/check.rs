@@ -2,9 +2,9 @@
 //! description limit as a warning, as published skills exceed it), credentials as errors,
 //! destructive idioms, advice and near-duplicates as warnings.
 
-use crate::dedupe::{Candidate, Index, Terms, Vocabulary};
-use crate::lint::{self, Severity as LintSeverity};
-use crate::skillfile::SkillFile;
+use crate::library::dedupe::{Candidate, Index, Terms, Vocabulary};
+use crate::library::lint::{self, Severity as LintSeverity};
+use crate::library::skillfile::SkillFile;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileInput {
@@ -107,6 +107,8 @@ pub fn check(skills: &[SkillInput], duplicate_threshold: f64) -> Vec<Finding> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
 
     fn skill(folder: &str, text: &str) -> SkillInput {
         SkillInput {

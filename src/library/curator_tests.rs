@@ -5,6 +5,8 @@ use super::*;
 use crate::config::Config;
 use crate::fake::FakeHost;
 use crate::host::WriteMode;
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
 
 const DAY: u64 = MS_PER_DAY;
 const START: u64 = 1_767_225_600_000;

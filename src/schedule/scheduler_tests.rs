@@ -5,6 +5,8 @@ use super::*;
 use crate::api::Origin;
 use crate::fake::FakeHost;
 use crate::host::HttpResponse;
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
 
 const MIN: u64 = 60_000;
 

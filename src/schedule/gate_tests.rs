@@ -3,6 +3,8 @@
 use super::*;
 use crate::fake::FakeHost;
 use crate::host::HttpResponse;
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
 
 fn jev() -> JevConfig {
     JevConfig { endpoint: "gate".into(), cooldown_minutes: 5, timeout_ms: 2_000, confident_no: 0.75 }

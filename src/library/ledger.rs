@@ -87,6 +87,8 @@ impl Ledger {
 mod tests {
     use super::*;
     use crate::fake::FakeHost;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
 
     #[test]
     fn round_trips_and_counts() {

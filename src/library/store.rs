@@ -2,10 +2,10 @@
 //! wins, package `<name>/SKILL.md` wins over flat `<name>.md`), listing with shadowing and a
 //! stat-validated parse cache, atomic writes, symlink refusal and supporting-file paths.
 
-use crate::dedupe::{Index, Terms, Vocabulary};
 use crate::errors::ToolError;
 use crate::host::{EntryKind, FsError, Host, Root, WriteMode};
-use crate::skillfile::SkillFile;
+use crate::library::dedupe::{Index, Terms, Vocabulary};
+use crate::library::skillfile::SkillFile;
 use serde_json::json;
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -229,7 +229,7 @@ impl<'a, H: Host> Store<'a, H> {
         name: &str,
         description: &str,
         limit: usize,
-    ) -> Vec<crate::dedupe::Match> {
+    ) -> Vec<crate::library::dedupe::Match> {
         let key = self.roots_key();
         let fresh = cache.known.as_ref().is_some_and(|(k, _)| *k == key && !key.iter().any(|(_, m)| *m == u64::MAX));
         if !fresh {

@@ -1,7 +1,7 @@
 //! `SKILL.md`: frontmatter + Markdown body. Parsing, the Agent Skills format rules, our
 //! ownership stamp and lifecycle under `metadata`, and deterministic serialization.
 
-use crate::frontmatter::{self, Value, YamlError};
+use crate::library::frontmatter::{self, Value, YamlError};
 use std::collections::BTreeMap;
 
 /// The stamp that marks a skill as ours (and so mutable).
@@ -306,6 +306,8 @@ fn split_closing(rest: &str) -> Option<(&str, &str)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
 
     const GOOD: &str = "---\nname: pdf-tools\ndescription: Extract text from PDFs. Use when a PDF is given.\n---\n# PDF tools\n\nBody.\n";
 

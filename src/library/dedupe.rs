@@ -241,6 +241,8 @@ fn round(x: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
 
     fn c(name: &str, description: &str) -> Candidate {
         Candidate { name: name.into(), description: description.into() }

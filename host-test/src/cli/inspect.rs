@@ -1,0 +1,61 @@
+//! `self-evolve inspect`: the capability manifest an operator audits (imports), the exports,
+//! the size and cache state, and with `--init` the activation report under the default config.
+
+use crate::{HostConfig, Plugin};
+use anyhow::{Context, Result, bail};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+pub(super) fn run(wasm: &PathBuf, init: bool) -> Result<ExitCode> {
+    let bytes = std::fs::read(wasm).with_context(|| format!("reading {} (run ./build.sh first)", wasm.display()))?;
+    let engine = crate::engine::engine()?;
+    let (component, cache) =
+        crate::engine::load_component(engine, &bytes, crate::engine::default_cache_dir().as_deref())?;
+    let ty = component.component_type();
+    crate::say!("component  {}", wasm.display());
+    crate::say!("size       {} bytes ({:.1} KiB)", bytes.len(), bytes.len() as f64 / 1024.0);
+    crate::say!("cache      {cache:?}");
+    crate::say!("imports (the capabilities it asks for):");
+    for (name, _) in ty.imports(engine) {
+        crate::say!("  {name}");
+    }
+    crate::say!("exports:");
+    for (name, _) in ty.exports(engine) {
+        crate::say!("  {name}");
+    }
+    if init {
+        let mut plugin = Plugin::from_bytes(&bytes, HostConfig::default())?;
+        let services: Vec<String> =
+            ["tools", "commands", "system-prompt", "agents", "subagents"].iter().map(|s| s.to_string()).collect();
+        match plugin.init("{}", &services)? {
+            Ok(report) => {
+                crate::say!("init (default config, every service offered): version {}", report.version);
+                for part in &report.parts {
+                    let missing = if part.missing.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (waits for {})", part.missing.join(", "))
+                    };
+                    crate::say!("  {:<13} {:<8} {}{missing}", part.name, state_name(part.state), part.detail);
+                }
+                for warning in &report.warnings {
+                    crate::say!("  warning: {warning}");
+                }
+                for tool in plugin.tools_list()? {
+                    crate::say!("tool       {}: {}", tool.name, tool.description);
+                }
+            }
+            Err(err) => bail!("init failed: {}: {}", err.key, err.message),
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn state_name(state: crate::plugin::PartState) -> &'static str {
+    use crate::plugin::PartState;
+    match state {
+        PartState::Active => "active",
+        PartState::Pending => "pending",
+        PartState::Disabled => "disabled",
+    }
+}

@@ -1,0 +1,35 @@
+//! What the plugin holds after a successful `init`: the effective config, the services the host
+//! offers, and the per-process state of the library and the engines. Dispatch (`plugin.rs`) and
+//! the `/skills` command (`command/`) both work on it; it depends on neither.
+
+use crate::config::Config;
+use crate::host::Host;
+use crate::library::curator;
+use crate::library::guards::ReadRegistry;
+use crate::library::ledger::Ledger;
+use crate::library::store::ListCache;
+use crate::schedule::scheduler::Scheduler;
+
+/// Everything that exists only after a successful `init`.
+pub(crate) struct Active {
+    pub(crate) config: Config,
+    pub(crate) services: Vec<String>,
+    pub(crate) reads: ReadRegistry,
+    pub(crate) cache: ListCache,
+    /// Loaded on first use.
+    pub(crate) ledger: Option<Ledger>,
+    pub(crate) review: Scheduler,
+    pub(crate) curator: curator::Schedule,
+    /// The host offers agents and subagents, so reviews can run.
+    pub(crate) review_ready: bool,
+    pub(crate) shadow: crate::shadow::state::Shadow,
+    pub(crate) review_loops: crate::review_loop::Loops,
+    /// The host offers subagents and a state root, so review loops can run.
+    pub(crate) review_loop_ready: bool,
+}
+
+impl Active {
+    pub(crate) fn ledger(&mut self, host: &impl Host) -> &mut Ledger {
+        self.ledger.get_or_insert_with(|| Ledger::load(host))
+    }
+}

@@ -1,0 +1,115 @@
+//! The human `/skills` command: subcommand parsing, aligned tables for people and `--json`
+//! for programs. Each subcommand group has a file; each hands off to the module that owns the concept.
+//! May use the shell's `Active` state, the library and the engines' read sides; nothing depends on it but dispatch.
+
+mod approval;
+mod review;
+mod skills;
+
+use crate::active::Active;
+use crate::api::CallContext;
+use crate::host::Host;
+use serde_json::{Value, json};
+
+pub const USAGE: &str = "usage: /skills <subcommand> [--json]
+
+  list [--scope user|project] [--status STATUS]   skills in both scopes
+  show NAME                                       one skill's file and state
+  pending                                         staged writes waiting for approval
+  diff ID                                         a staged write's unified diff
+  approve ID | reject ID                          apply or discard a staged write (ID may be `latest`)
+  pin NAME | unpin NAME                           keep a skill out of the curator's reach
+  archive NAME | restore NAME                     retire a skill to the archive, or bring it back
+  curator [run] [--dry-run]                       the last curator report; `run` runs a pass now
+  review on|off|now|status                        background reviews
+  loops [verdict SESSION]                         review loops, running and archived; a session's last verdict
+  approval on|off                                 stage every write for approval
+  help                                            this message
+
+Every subcommand accepts --json.";
+
+struct Args<'a> {
+    words: Vec<&'a str>,
+    json: bool,
+}
+
+fn parse(args: &str) -> Args<'_> {
+    let mut words: Vec<&str> = args.split_whitespace().collect();
+    let json = words.contains(&"--json");
+    words.retain(|w| *w != "--json");
+    Args { words, json }
+}
+
+fn usage_error(message: &str) -> String {
+    format!("{message}\n\n{USAGE}")
+}
+
+/// Renders a JSON value or a table, as asked.
+fn answer(json_mode: bool, value: Value, text: impl FnOnce() -> String) -> Result<String, String> {
+    Ok(if json_mode { value.to_string() } else { text() })
+}
+
+pub(crate) fn run(host: &impl Host, active: &mut Active, ctx: &CallContext, args: &str) -> Result<String, String> {
+    let a = parse(args);
+    let rest = &a.words[a.words.len().min(1)..];
+    match a.words.first().copied() {
+        None | Some("help") => answer(a.json, json!({"usage": USAGE}), || USAGE.to_string()),
+        Some("review") => review::review(host, active, ctx, rest, a.json),
+        Some("loops") => review::loops(host, rest, a.json),
+        Some("approval") => approval::switch(host, rest, a.json),
+        Some("pending") => approval::pending(host, rest, a.json),
+        Some("diff") => approval::diff(host, one_arg(rest, "diff ID")?, a.json),
+        Some("approve") => approval::approve(host, active, one_arg(rest, "approve ID")?, a.json),
+        Some("reject") => approval::reject(host, one_arg(rest, "reject ID")?, a.json),
+        Some("list") => skills::list(host, active, ctx, rest, a.json),
+        Some("pin") => skills::pin(host, active, ctx, one_arg(rest, "pin NAME")?, true, a.json),
+        Some("unpin") => skills::pin(host, active, ctx, one_arg(rest, "unpin NAME")?, false, a.json),
+        Some("archive") => skills::archive(host, active, ctx, one_arg(rest, "archive NAME")?, a.json),
+        Some("restore") => skills::restore(host, active, one_arg(rest, "restore NAME")?, a.json),
+        Some("curator") => skills::curator(host, active, rest, a.json),
+        Some("show") => skills::show(host, ctx, one_arg(rest, "show NAME")?, a.json),
+        Some(other) => Err(usage_error(&format!("unknown subcommand `{other}`"))),
+    }
+}
+
+fn one_arg<'a>(rest: &[&'a str], shape: &str) -> Result<&'a str, String> {
+    match rest {
+        [one] => Ok(one),
+        _ => Err(usage_error(&format!("expected `/skills {shape}`"))),
+    }
+}
+
+fn plain(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        Value::Null => "-".into(),
+        other => other.to_string(),
+    }
+}
+
+/// Columns padded to their widest cell; the last column is not padded.
+pub fn table(headers: &[&str], rows: Vec<Vec<String>>) -> String {
+    let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
+    for row in &rows {
+        for (i, cell) in row.iter().enumerate() {
+            if let Some(w) = widths.get_mut(i) {
+                *w = (*w).max(cell.chars().count());
+            }
+        }
+    }
+    let line = |cells: Vec<String>| {
+        let n = cells.len();
+        let mut out = String::new();
+        for (i, cell) in cells.into_iter().enumerate() {
+            if i + 1 == n {
+                out.push_str(&cell);
+            } else {
+                out.push_str(&format!("{cell:<width$}  ", width = widths[i]));
+            }
+        }
+        out.trim_end().to_string()
+    };
+    let mut out = vec![line(headers.iter().map(|h| h.to_string()).collect())];
+    out.extend(rows.into_iter().map(line));
+    out.join("\n")
+}

@@ -1,0 +1,190 @@
+//! `/skills list | show | pin | unpin | archive | restore | curator`: the library as the operator
+//! sees it. Only skills this plugin wrote have a lifecycle here; hand-written ones are shown, never changed.
+
+use super::{answer, plain, table, usage_error};
+use crate::active::Active;
+use crate::api::CallContext;
+use crate::host::Host;
+use crate::library::ledger::Ledger;
+use crate::library::skillfile::{SkillFile, meta};
+use crate::library::store::{Layout, Location, Store};
+use crate::library::{curator, skill_manage};
+use crate::time;
+use serde_json::{Value, json};
+
+pub(super) fn archive(
+    host: &impl Host,
+    active: &mut Active,
+    ctx: &CallContext,
+    name: &str,
+    json_mode: bool,
+) -> Result<String, String> {
+    let (location, skill) = owned_skill(host, ctx, name)?;
+    if skill.is_pinned() {
+        return Err(format!("`{name}` is pinned; unpin it first"));
+    }
+    let folder = skill_manage::archive_location(host, &ctx.session, &location, "archived by the operator")
+        .map_err(|e| e.message)?;
+    active.cache.forget(&location.root, &location.path());
+    answer(json_mode, json!({"archived": name, "archive": folder}), || format!("archived `{name}` to {folder}"))
+}
+
+pub(super) fn restore(host: &impl Host, active: &mut Active, name: &str, json_mode: bool) -> Result<String, String> {
+    let folder = curator::restore(host, name, &mut active.cache)?;
+    answer(json_mode, json!({"restored": name, "from": folder}), || format!("restored `{name}` from archive/{folder}"))
+}
+
+/// A skill this plugin wrote, found the way the tool finds it.
+fn owned_skill(host: &impl Host, ctx: &CallContext, name: &str) -> Result<(Location, SkillFile), String> {
+    let store = Store::new(host, &ctx.session);
+    let location = store.locate(name).map_err(|e| e.message)?.ok_or_else(|| format!("no skill named `{name}`"))?;
+    let bytes = store.read(&location.root, &location.path()).map_err(|e| e.message)?;
+    let skill = SkillFile::parse_bytes(&bytes)
+        .ok()
+        .filter(|s| s.is_ours())
+        .ok_or_else(|| format!("`{name}` was not written by this plugin; its lifecycle is not managed here"))?;
+    Ok((location, skill))
+}
+
+pub(super) fn pin(
+    host: &impl Host,
+    active: &mut Active,
+    ctx: &CallContext,
+    name: &str,
+    on: bool,
+    json_mode: bool,
+) -> Result<String, String> {
+    let (location, mut skill) = owned_skill(host, ctx, name)?;
+    if on {
+        skill.set_meta(meta::PINNED, "true");
+    } else {
+        skill.remove_meta(meta::PINNED);
+    }
+    Store::new(host, &ctx.session)
+        .write_atomic(&location.root, &location.path(), skill.to_text().as_bytes())
+        .map_err(|e| e.message)?;
+    active.cache.forget(&location.root, &location.path());
+    let text = format!("`{name}` {}", if on { "pinned: the curator will leave it alone" } else { "unpinned" });
+    answer(json_mode, json!({"name": name, "pinned": on}), || text)
+}
+
+pub(super) fn curator(host: &impl Host, active: &mut Active, rest: &[&str], json_mode: bool) -> Result<String, String> {
+    let (run, dry_run) = match rest {
+        [] => (false, false),
+        ["--dry-run"] => (true, true),
+        ["run"] => (true, false),
+        ["run", "--dry-run"] | ["--dry-run", "run"] => (true, true),
+        _ => return Err(usage_error("expected `/skills curator [run] [--dry-run]`")),
+    };
+    let report = if run {
+        let config = active.config.curator.clone();
+        let ledger = active.ledger.get_or_insert_with(|| Ledger::load(host));
+        curator::pass(host, &config, ledger, &mut active.cache, dry_run)
+    } else {
+        curator::last_report(host)
+            .ok_or_else(|| "the curator has not run yet; `/skills curator run` runs it now".to_string())?
+    };
+    let value = serde_json::to_value(&report).unwrap_or_default();
+    answer(json_mode, value, || {
+        let mut out = format!(
+            "curator pass at {}{}: {} skill(s) checked, {} change(s)\n",
+            report.at,
+            if report.dry_run { " (dry run: nothing changed)" } else { "" },
+            report.checked,
+            report.changes.len()
+        );
+        if !report.changes.is_empty() {
+            let rows = report
+                .changes
+                .iter()
+                .map(|c| vec![c.name.clone(), c.from.clone(), c.to.clone(), c.reason.clone()])
+                .collect();
+            out.push_str(&table(&["skill", "from", "to", "why"], rows));
+        }
+        for e in &report.errors {
+            out.push_str(&format!("\nerror: {e}"));
+        }
+        out
+    })
+}
+
+pub(super) fn list(
+    host: &impl Host,
+    active: &mut Active,
+    ctx: &CallContext,
+    rest: &[&str],
+    json_mode: bool,
+) -> Result<String, String> {
+    let (mut scope, mut status) = (None, None);
+    let mut words = rest.iter();
+    while let Some(word) = words.next() {
+        match *word {
+            "--scope" => scope = Some(*words.next().ok_or_else(|| usage_error("--scope needs user or project"))?),
+            "--status" => status = Some(*words.next().ok_or_else(|| usage_error("--status needs a value"))?),
+            other => return Err(usage_error(&format!("unknown argument `{other}` for list"))),
+        }
+    }
+    if let Some(s) = scope
+        && s != "user"
+        && s != "project"
+    {
+        return Err(usage_error(&format!("unknown scope `{s}`: use user or project")));
+    }
+    let (skills, warnings) = Store::new(host, &ctx.session).list(&mut active.cache);
+    let ledger = active.ledger(host).clone();
+    let selected: Vec<_> = skills
+        .iter()
+        .filter(|s| scope.is_none_or(|want| s.location.scope.as_str() == want))
+        .filter(|s| status.is_none_or(|want| s.summary.status == want))
+        .collect();
+    let entries: Vec<Value> = selected
+        .iter()
+        .map(|s| {
+            let usage = ledger.skills.get(&s.location.name);
+            json!({
+                "name": s.location.name,
+                "scope": s.location.scope.as_str(),
+                "status": s.summary.status,
+                "pinned": s.summary.pinned,
+                "owner": if s.summary.owned { "self-evolve" } else { "other" },
+                "uses": usage.map_or(0, |u| u.uses),
+                "lastUse": usage.and_then(|u| u.last_used_ms).map(time::iso),
+                "warnings": s.summary.warnings,
+            })
+        })
+        .collect();
+    let rows = entries
+        .iter()
+        .map(|e| {
+            vec![
+                plain(&e["name"]),
+                plain(&e["scope"]),
+                plain(&e["status"]),
+                if e["pinned"] == true { "yes".into() } else { "".into() },
+                plain(&e["owner"]),
+                plain(&e["uses"]),
+                e["lastUse"].as_str().map(|s| s[..10].to_string()).unwrap_or_else(|| "never".into()),
+            ]
+        })
+        .collect();
+    answer(json_mode, json!({"skills": entries, "warnings": warnings}), || {
+        let mut out = table(&["name", "scope", "status", "pinned", "owner", "uses", "last use"], rows);
+        for w in &warnings {
+            out.push_str(&format!("\nwarning: {w}"));
+        }
+        out
+    })
+}
+
+pub(super) fn show(host: &impl Host, ctx: &CallContext, name: &str, json_mode: bool) -> Result<String, String> {
+    let store = Store::new(host, &ctx.session);
+    let location = store.locate(name).map_err(|e| e.message)?.ok_or_else(|| format!("no skill named `{name}`"))?;
+    let bytes = store.read(&location.root, &location.path()).map_err(|e| e.message)?;
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    let files = match location.layout {
+        Layout::Package => store.package_files(&location.root, name).map_err(|e| e.message)?,
+        Layout::Flat => vec![],
+    };
+    let value = json!({"name": name, "scope": location.scope.as_str(), "path": location.path(), "files": files, "content": text});
+    answer(json_mode, value, || format!("{} ({} scope)\n\n{text}", location.path(), location.scope.as_str()))
+}

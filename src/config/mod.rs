@@ -1,0 +1,193 @@
+//! Configuration: the typed sections the policy reads (`Config` and one struct per section),
+//! built from the key table in `keys.rs` by the checks in `parse.rs`.
+//! May use `api` (for `ConfigError`) and nothing else of the plugin.
+
+mod keys;
+mod parse;
+
+pub use keys::{DefaultValue, KEYS, KeySpec, Kind};
+
+use crate::api::ConfigError;
+use parse::{Resolved, insert_path, type_name, walk};
+use serde_json::{Map, Value};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GateKind {
+    Counters,
+    Jev,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct JevConfig {
+    pub endpoint: String,
+    pub cooldown_minutes: u64,
+    pub timeout_ms: u32,
+    pub confident_no: f64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReviewConfig {
+    pub enabled: bool,
+    pub turn_interval: u64,
+    pub tool_call_threshold: u64,
+    pub cooldown_minutes: u64,
+    pub max_per_session: u64,
+    pub timeout_minutes: u64,
+    pub gate: GateKind,
+    pub jev: JevConfig,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct CuratorConfig {
+    pub enabled: bool,
+    pub stale_days: u64,
+    pub archive_days: u64,
+    pub grace_days: u64,
+    pub delay_seconds: u64,
+    pub interval_hours: u64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShadowConfig {
+    pub soft_limit_chars: u64,
+    pub hard_limit_chars: u64,
+    pub frugal_model: String,
+    pub stale_report_decay: f64,
+    pub cooldown_minutes: u64,
+    pub escalation: bool,
+    pub reasoning_effort_ladder: Vec<String>,
+    pub min_novelty_share: f64,
+    pub value_loop_window_turns: u64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Limits {
+    pub skill_bytes: usize,
+    pub file_bytes: usize,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    pub write_approval: bool,
+    pub pending_ttl_days: u64,
+    pub duplicate_threshold: f64,
+    pub limits: Limits,
+    pub review: ReviewConfig,
+    pub curator: CuratorConfig,
+    pub shadow: ShadowConfig,
+    pub review_loop: ReviewLoopConfig,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReviewLoopConfig {
+    pub provider: String,
+    pub reviewer_timeout_minutes: u64,
+    pub falsifier_timeout_minutes: u64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Resolved::defaults().build()
+    }
+}
+
+impl Config {
+    /// Parses the host's JSON (empty text or `null` means all defaults).
+    pub fn parse(text: &str) -> Result<Config, ConfigError> {
+        let doc: Value = if text.trim().is_empty() {
+            Value::Object(Map::new())
+        } else {
+            serde_json::from_str(text).map_err(|err| ConfigError {
+                key: String::new(),
+                message: format!("not valid JSON ({err}); pass an object such as {{\"review\":{{\"enabled\":false}}}}"),
+            })?
+        };
+        let mut resolved = Resolved::defaults();
+        match doc {
+            Value::Null => {}
+            Value::Object(map) => walk(&map, "", &mut resolved)?,
+            other => {
+                return Err(ConfigError {
+                    key: String::new(),
+                    message: format!("expected a JSON object, found {}", type_name(&other)),
+                });
+            }
+        }
+        let config = resolved.build();
+        let sh = &config.shadow;
+        if sh.soft_limit_chars > 0 && (sh.hard_limit_chars <= sh.soft_limit_chars || sh.frugal_model.is_empty()) {
+            return Err(ConfigError {
+                key: "shadow.softLimitChars".into(),
+                message: "a soft limit needs a larger shadow.hardLimitChars and a shadow.frugalModel".into(),
+            });
+        }
+        if config.curator.archive_days <= config.curator.stale_days {
+            return Err(ConfigError {
+                key: "curator.archiveDays".into(),
+                message: format!(
+                    "must be greater than curator.staleDays ({}), found {}",
+                    config.curator.stale_days, config.curator.archive_days
+                ),
+            });
+        }
+        Ok(config)
+    }
+
+    /// The effective configuration as nested JSON, every key present.
+    pub fn to_json(&self) -> Value {
+        let mut root = Map::new();
+        for spec in KEYS {
+            insert_path(&mut root, spec.path, self.value_of(spec.path));
+        }
+        Value::Object(root)
+    }
+
+    fn value_of(&self, path: &str) -> Value {
+        let r = &self.review;
+        let c = &self.curator;
+        match path {
+            "writeApproval" => self.write_approval.into(),
+            "pendingTtlDays" => self.pending_ttl_days.into(),
+            "duplicateThreshold" => self.duplicate_threshold.into(),
+            "limits.skillBytes" => self.limits.skill_bytes.into(),
+            "limits.fileBytes" => self.limits.file_bytes.into(),
+            "review.enabled" => r.enabled.into(),
+            "review.turnInterval" => r.turn_interval.into(),
+            "review.toolCallThreshold" => r.tool_call_threshold.into(),
+            "review.cooldownMinutes" => r.cooldown_minutes.into(),
+            "review.maxPerSession" => r.max_per_session.into(),
+            "review.timeoutMinutes" => r.timeout_minutes.into(),
+            "review.gate" => match r.gate {
+                GateKind::Counters => "counters",
+                GateKind::Jev => "jev",
+            }
+            .into(),
+            "review.jev.endpoint" => r.jev.endpoint.clone().into(),
+            "review.jev.cooldownMinutes" => r.jev.cooldown_minutes.into(),
+            "review.jev.timeoutMs" => r.jev.timeout_ms.into(),
+            "review.jev.confidentNo" => r.jev.confident_no.into(),
+            "reviewLoop.provider" => self.review_loop.provider.clone().into(),
+            "reviewLoop.reviewerTimeoutMinutes" => self.review_loop.reviewer_timeout_minutes.into(),
+            "reviewLoop.falsifierTimeoutMinutes" => self.review_loop.falsifier_timeout_minutes.into(),
+            "shadow.softLimitChars" => self.shadow.soft_limit_chars.into(),
+            "shadow.hardLimitChars" => self.shadow.hard_limit_chars.into(),
+            "shadow.frugalModel" => self.shadow.frugal_model.clone().into(),
+            "shadow.staleReportDecay" => self.shadow.stale_report_decay.into(),
+            "shadow.cooldownMinutes" => self.shadow.cooldown_minutes.into(),
+            "shadow.escalation" => self.shadow.escalation.into(),
+            "shadow.reasoningEffortLadder" => self.shadow.reasoning_effort_ladder.join(" ").into(),
+            "shadow.minNoveltyShare" => self.shadow.min_novelty_share.into(),
+            "shadow.valueLoopWindowTurns" => self.shadow.value_loop_window_turns.into(),
+            "curator.enabled" => c.enabled.into(),
+            "curator.staleDays" => c.stale_days.into(),
+            "curator.archiveDays" => c.archive_days.into(),
+            "curator.graceDays" => c.grace_days.into(),
+            "curator.delaySeconds" => c.delay_seconds.into(),
+            "curator.intervalHours" => c.interval_hours.into(),
+            _ => Value::Null,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,15 @@
+//! The skill library: SKILL.md files, their roots and stamps, and every guard on a write.
+//! May use the shell's port and utilities (`host`, `config`, `errors`, `time`); nothing from the engines.
+
+pub mod approval;
+pub mod check;
+pub mod curator;
+pub mod dedupe;
+pub mod frontmatter;
+pub mod guards;
+pub mod ledger;
+pub mod lint;
+pub mod skill_manage;
+pub mod skillfile;
+pub mod store;
+pub mod tool_spec;

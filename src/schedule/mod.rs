@@ -1,0 +1,6 @@
+//! When a background review runs: the per-session scheduler, the digest it sends and the gate it asks.
+//! May use the shell (`api`, `host`, `config`, `time`) and read the library's store; never writes skills.
+
+pub mod digest;
+pub mod gate;
+pub mod scheduler;
