@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import * as path from 'node:path';
 import { FsCap } from './fs.js';
+import { importTable } from './imports.js';
 import { HttpCap } from './http.js';
 import { ScriptedProvider } from './subagent.js';
 import { toolLine } from './lines.js';
@@ -32,84 +33,95 @@ export async function loadPlugin(options = {}) {
   const gen = options.gen || GEN;
   const { instantiate } = await import(path.join(gen, 'self-evolve.js'));
   const clock = options.clock || new SystemClock();
-  const fsCap = new FsCap(options.fs || {}, options.faults || {});
-  const http = new HttpCap(options.endpoints || {});
-  const provider = options.provider || new ScriptedProvider(clock);
   const minLevel = LEVELS.indexOf(options.logLevel || 'warn');
   const logs = [];
-  const imports = {
-    'self-evolve:plugin/fs@0.1.0': {
-      read: (r, p) => fsCap.read(r, p),
-      write: (r, p, d, m) => fsCap.write(r, p, d, m),
-      rename: (r, a, b) => fsCap.rename(r, a, b),
-      removeFile: (r, p) => fsCap.removeFile(r, p),
-      removeDir: (r, p) => fsCap.removeDir(r, p),
-      createDirAll: (r, p) => fsCap.createDirAll(r, p),
-      listDir: (r, p) => fsCap.listDir(r, p),
-      stat: (r, p) => fsCap.stat(r, p),
-      statMany: (r, ps) => fsCap.statMany(r, ps),
-      hasRoot: (r) => fsCap.hasRoot(r),
-    },
-    'self-evolve:plugin/http@0.1.0': {
-      post: (req) => http.post(req),
-      hasEndpoint: (e) => http.hasEndpoint(e),
-      hasCredential: (e) => http.hasCredential(e),
-    },
-    'self-evolve:plugin/subagent@0.1.0': {
-      start: (spec) => provider.start(spec),
-      restrictTools: (id, tools) => provider.restrictTools(id, tools),
-      abort: (id) => provider.abort(id),
-    },
-    'self-evolve:plugin/clock@0.1.0': { nowMs: () => BigInt(clock.now()) },
-    'self-evolve:plugin/log@0.1.0': {
-      log: (level, message) => {
-        logs.push([level, message]);
-        if (options.onLog) options.onLog(level, message);
-        else if (LEVELS.indexOf(level) >= minLevel) process.stderr.write(`self-evolve[${level}]: ${message}\n`);
-      },
-    },
-    'self-evolve:plugin/types@0.1.0': {},
+  const log = (level, message) => {
+    logs.push([level, message]);
+    if (options.onLog) options.onLog(level, message);
+    else if (LEVELS.indexOf(level) >= minLevel) process.stderr.write(`self-evolve[${level}]: ${message}\n`);
   };
-  // jco looks imports up by interface name without the version.
-  for (const key of Object.keys(imports)) imports[key.replace(/@[^@]*$/, '')] = imports[key];
-  const getCoreModule = (file) => new WebAssembly.Module(readFileSync(path.join(gen, file)));
-  const exports = instantiate(getCoreModule, imports);
-  return new Plugin(exports, { fs: fsCap, http, provider, clock, logs });
+  const fsConfig = options.fs || {};
+  // The fs capability's own warnings (hard links, a project root linked elsewhere) go where the plugin's go.
+  const onWarn = (message) => { log('warn', message); if (fsConfig.onWarn) fsConfig.onWarn(message); };
+  const fsCap = new FsCap({ ...fsConfig, onWarn }, options.faults || {});
+  const http = new HttpCap(options.endpoints || {});
+  const provider = options.provider || new ScriptedProvider(clock);
+  const imports = importTable({ fs: fsCap, http, provider, clock, log });
+  // Compiled once: replacing a trapped instance only instantiates again.
+  const modules = new Map();
+  const getCoreModule = (file) => {
+    if (!modules.has(file)) modules.set(file, new WebAssembly.Module(readFileSync(path.join(gen, file))));
+    return modules.get(file);
+  };
+  return new Plugin(() => instantiate(getCoreModule, imports), { fs: fsCap, http, provider, clock, logs });
 }
+
+// jco throws a WIT error payload (a `result`'s err) as an Error with an own `payload`; any
+// other exception out of an export is a trap or worse.
+const isWitError = (e) => Boolean(e) && Object.hasOwn(e, 'payload');
 
 /** Calls an export whose WIT result is `result<T, E>`: `{ok: true, value}` or `{ok: false, error}`. */
 function result(fn) {
   try {
     return { ok: true, value: fn() };
   } catch (e) {
-    if (e && Object.hasOwn(e, 'payload')) return { ok: false, error: e.payload };
+    if (isWitError(e)) return { ok: false, error: e.payload };
     throw e;
   }
 }
 
 export class Plugin {
-  constructor(exports, caps) {
-    this.exports = exports;
+  constructor(instantiate, caps) {
+    this.instantiate = instantiate;
+    this.exports = instantiate();
     this.caps = caps;
+    this.lastInit = null; // {configJson, services} of the last init that succeeded
   }
 
-  init(configJson, services) { return result(() => this.exports.lifecycle.init(configJson, services)); }
-  toolsList() { return this.exports.tools.list(); }
-  toolsCall(ctx, name, argsJson) { return result(() => this.exports.tools.call(ctx, name, argsJson)); }
-  userMessage(ctx, text, human) { return this.exports.events.userMessage(ctx, text, human); }
-  assistantMessage(ctx, text) { return this.exports.events.assistantMessage(ctx, text); }
-  toolResult(ctx, event) { return this.exports.events.toolResult(ctx, event); }
-  turnEnd(ctx, status) { return this.exports.events.turnEnd(ctx, status); }
-  activationEnd(outcome) { return this.exports.events.activationEnd(outcome); }
-  tick() { return this.exports.events.tick(); }
-  command(ctx, args) { return result(() => this.exports.command.run(ctx, args)); }
-  guidance() { return this.exports.guidance.section(); }
+  // A trapped instance refuses every later call ("cannot enter component instance"); a call
+  // that failed half-way may have left the guest's memory inconsistent even when it did not
+  // trap. Either way the instance is replaced by a fresh one, set up with the last good
+  // configuration, and only the failing call reports the failure.
+  call(name, fn) {
+    try {
+      return fn(this.exports);
+    } catch (e) {
+      if (isWitError(e)) throw e;
+      const why = e instanceof Error ? e.message : String(e);
+      try {
+        this.exports = this.instantiate();
+        if (this.lastInit) this.exports.lifecycle.init(this.lastInit.configJson, this.lastInit.services);
+      } catch (again) {
+        throw new Error(`plugin export \`${name}\` trapped: ${why}; replacing the instance failed: ${again instanceof Error ? again.message : String(again)}`, { cause: e });
+      }
+      throw new Error(`plugin export \`${name}\` trapped: ${why}; the instance was replaced`, { cause: e });
+    }
+  }
+
+  init(configJson, services) {
+    const r = result(() => this.call('lifecycle.init', (x) => x.lifecycle.init(configJson, services)));
+    if (r.ok) this.lastInit = { configJson, services: [...services] };
+    return r;
+  }
+
+  toolsList() { return this.call('tools.list', (x) => x.tools.list()); }
+  toolsCall(ctx, name, argsJson) { return result(() => this.call('tools.call', (x) => x.tools.call(ctx, name, argsJson))); }
+  userMessage(ctx, text, human) { return this.call('events.user-message', (x) => x.events.userMessage(ctx, text, human)); }
+  assistantMessage(ctx, text) { return this.call('events.assistant-message', (x) => x.events.assistantMessage(ctx, text)); }
+  toolResult(ctx, event) { return this.call('events.tool-result', (x) => x.events.toolResult(ctx, event)); }
+  turnEnd(ctx, status) { return this.call('events.turn-end', (x) => x.events.turnEnd(ctx, status)); }
+  activationEnd(outcome) { return this.call('events.activation-end', (x) => x.events.activationEnd(outcome)); }
+  tick() { return this.call('events.tick', (x) => x.events.tick()); }
+  command(ctx, args) { return result(() => this.call('command.run', (x) => x.command.run(ctx, args))); }
+  guidance() { return this.call('guidance.section', (x) => x.guidance.section()); }
   // The review loop (seed 003). `request` is the WIT record in jco's shape (camelCase fields,
   // `independence` a `{tag, val}` variant, u64 as BigInt); decisions are JSON lines.
-  reviewLoopBegin(ctx, request) { return result(() => this.exports.reviewLoop.begin(ctx, request)); }
-  reviewLoopCommands(run, results) { return result(() => this.exports.reviewLoop.commands(run, results)); }
-  reviewLoopSpend(activation, input, output) { return this.exports.reviewLoop.spend(activation, BigInt(input), BigInt(output)); }
-  reviewLoopStatus(session) { return this.exports.reviewLoop.status(session); }
+  reviewLoopBegin(ctx, request) { return result(() => this.call('review-loop.begin', (x) => x.reviewLoop.begin(ctx, request))); }
+  reviewLoopCommands(run, results) { return result(() => this.call('review-loop.commands', (x) => x.reviewLoop.commands(run, results))); }
+  reviewLoopSpend(activation, input, output) {
+    return this.call('review-loop.spend', (x) => x.reviewLoop.spend(activation, BigInt(input), BigInt(output)));
+  }
+  reviewLoopStatus(session) { return this.call('review-loop.status', (x) => x.reviewLoop.status(session)); }
 
   /** Performs the tool calls of newly started children (as the child), then delivers finished ones. */
   pumpActivations() {

@@ -23,9 +23,11 @@ process.stdin.on('end', async () => {
 });`;
 
 export class HttpCap {
-  /** @param {Record<string, {url: string, credentialEnv?: string, authHeader?: string, authPrefix?: string, maxTimeoutMs?: number}>} endpoints */
+  /** @param {Map<string, Endpoint> | Record<string, Endpoint>} endpoints
+   *  Endpoint: {url: string, credentialEnv?: string, authHeader?: string, authPrefix?: string, maxTimeoutMs?: number} */
   constructor(endpoints = {}) {
-    this.endpoints = endpoints;
+    // A Map: the plugin names endpoints, and `constructor` must not find Object's.
+    this.endpoints = endpoints instanceof Map ? new Map(endpoints) : new Map(Object.entries(endpoints));
   }
 
   credential(endpoint) {
@@ -35,30 +37,30 @@ export class HttpCap {
   }
 
   hasEndpoint(name) {
-    return Object.hasOwn(this.endpoints, name);
+    return this.endpoints.has(name);
   }
 
   hasCredential(name) {
-    const endpoint = this.endpoints[name];
+    const endpoint = this.endpoints.get(name);
     return Boolean(endpoint) && this.credential(endpoint) !== undefined;
   }
 
   post(req) {
-    const endpoint = this.endpoints[req.endpoint];
+    const endpoint = this.endpoints.get(req.endpoint);
     if (!endpoint) throw { tag: 'denied' };
     const p = req.path;
     // eslint-disable-next-line no-control-regex
     if (!p.startsWith('/') || p.startsWith('//') || p.includes('..') || /[#@\s\\\u0000-\u001f]/.test(p)) throw { tag: 'denied' };
-    const headers = {};
+    const headers = []; // pairs, not an object: a header called `__proto__` is only a header
     for (const [name, value] of req.headers) {
       const lower = name.toLowerCase();
       if (FORBIDDEN.has(lower) || lower === (endpoint.authHeader || 'authorization')) throw { tag: 'denied' };
       if (!/^[A-Za-z0-9_-]+$/.test(name) || /[\r\n\0]/.test(value)) throw { tag: 'denied' };
-      headers[name] = value;
+      headers.push([name, value]);
     }
     const secret = this.credential(endpoint);
     if (secret === undefined) throw { tag: 'no-credential' };
-    if (secret) headers[endpoint.authHeader || 'authorization'] = `${endpoint.authPrefix ?? 'Bearer '}${secret}`;
+    if (secret) headers.push([endpoint.authHeader || 'authorization', `${endpoint.authPrefix ?? 'Bearer '}${secret}`]);
     const timeoutMs = Math.max(1, Math.min(req.timeoutMs, endpoint.maxTimeoutMs || 30000));
     const input = JSON.stringify({ url: endpoint.url.replace(/\/+$/, '') + p, headers, body: Buffer.from(req.body).toString('base64'),
       timeoutMs, maxBytes: 1 << 20 });

@@ -5,7 +5,8 @@ export class ScriptedProvider {
   constructor(clock) {
     this.clock = clock;
     this.queue = [];
-    this.activations = [];
+    this.activations = []; // in start order, for tests to read
+    this.byId = new Map(); // activation id → activation: ids come back from the plugin
     this.refuse = null;
     this.responder = null;
   }
@@ -21,19 +22,21 @@ export class ScriptedProvider {
     const script = answered
       ? { calls: answered.calls || [], text: answered.text ?? '', delayMs: answered.delayMs || 0 }
       : this.queue.shift() || { calls: [], text: 'no skill update', delayMs: 0 };
-    this.activations.push({ id, spec, script, startedMs: this.clock.now(), tools: [...spec.tools], aborted: false, delivered: false, worked: false });
+    const activation = { id, spec, script, startedMs: this.clock.now(), tools: [...spec.tools], aborted: false, delivered: false, worked: false };
+    this.activations.push(activation);
+    this.byId.set(id, activation);
     return id;
   }
 
   restrictTools(id, tools) {
-    const a = this.activations.find((x) => x.id === id);
+    const a = this.byId.get(id);
     if (!a) throw `no activation \`${id}\``;
     a.tools = [...tools];
   }
 
   abort(id) {
-    const a = this.activations.find((x) => x.id === id && !x.delivered);
-    if (a) a.aborted = true;
+    const a = this.byId.get(id);
+    if (a && !a.delivered) a.aborted = true;
   }
 
   takeWork() {
