@@ -8,15 +8,16 @@ import { importTable } from './imports.js';
 import { HttpCap } from './http.js';
 import { ScriptedProvider } from './subagent.js';
 import { toolLine } from './lines.js';
+import { u64 } from './time.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const GEN = path.join(here, '..', 'gen');
 
-/** A clock that moves only when told. */
+/** A clock that moves only when told; its time is a u64 BigInt (see time.js: `u64`). */
 export class ManualClock {
-  constructor(startMs) { this.ms = startMs; }
+  constructor(startMs) { this.ms = u64(startMs); }
   now() { return this.ms; }
-  set(ms) { this.ms = ms; }
+  set(ms) { this.ms = u64(ms); }
 }
 
 export class SystemClock {
@@ -26,7 +27,7 @@ export class SystemClock {
 const LEVELS = ['debug', 'info', 'warn', 'error'];
 
 /**
- * @param {{fs?: object, endpoints?: object, clock?: {now(): number}, provider?: ScriptedProvider,
+ * @param {{fs?: object, endpoints?: object, clock?: {now(): number | bigint}, provider?: ScriptedProvider,
  *          logLevel?: string, onLog?: (level: string, message: string) => void, gen?: string}} options
  */
 export async function loadPlugin(options = {}) {

@@ -2,6 +2,7 @@
 // crosses into the guest: a JS exception that escaped a capability would unwind through the
 // guest's frames and leave the instance unusable, so it becomes the function's typed error.
 import { inspect } from 'node:util';
+import { u64 } from './time.js';
 
 const FS_TAGS = new Set(['not-found', 'already-exists', 'not-permitted', 'symlink', 'invalid-path', 'no-space', 'wrong-kind', 'io']);
 const HTTP_TAGS = new Set(['timeout', 'denied', 'no-credential', 'network']);
@@ -21,7 +22,7 @@ function typed(fn, isTyped, convert) {
 }
 
 /**
- * @param {{fs: object, http: object, provider: object, clock: {now(): number},
+ * @param {{fs: object, http: object, provider: object, clock: {now(): number | bigint},
  *          log: (level: string, message: string) => void}} caps
  */
 export function importTable({ fs, http, provider, clock, log }) {
@@ -56,8 +57,9 @@ export function importTable({ fs, http, provider, clock, log }) {
       abort: orElse('subagent.abort', (id) => provider.abort(id), undefined),
     },
     // The one import left unguarded: no time is a safe answer, so a broken clock traps the
-    // call and the host replaces the instance (host.js).
-    'self-evolve:plugin/clock@0.1.0': { nowMs: () => BigInt(clock.now()) },
+    // call and the host replaces the instance (host.js). A time past u64::MAX is u64::MAX (jco
+    // would wrap it round) and a fraction is dropped (BigInt would throw).
+    'self-evolve:plugin/clock@0.1.0': { nowMs: () => u64(clock.now()) },
     'self-evolve:plugin/log@0.1.0': {
       log: (level, text) => {
         try { log(level, text); } catch (e) { process.stderr.write(`self-evolve: the log sink failed: ${message(e)}\n`); }

@@ -2,29 +2,101 @@
 // Replays a recorded session (DESIGN.md "Replay format") through the component in Node, with
 // a manual clock and a scripted reviewer; the same semantics and decision lines as
 // `self-evolve replay --json`.
-import { readFileSync, mkdirSync } from 'node:fs';
+import { openSync, readSync, closeSync, mkdirSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import * as path from 'node:path';
 import { loadPlugin, ManualClock } from './host.js';
 import { ScriptedProvider } from './subagent.js';
 import { toolLine, commandLine, reviewLoopRefusedLine } from './lines.js';
+import { isU64Number, saturatingAdd, U64_MAX } from './time.js';
 
 export const EPOCH_MS = 1767225600000;
 export const SERVICES = ['tools', 'commands', 'system-prompt', 'agents', 'subagents'];
 const TYPES = new Set(['config', 'user', 'assistant', 'tool', 'call', 'turn-end', 'reviewer', 'command', 'review-loop']);
 
+/** The longest line a replay may hold (its config line is the largest legitimate one). */
+export const MAX_LINE_BYTES = 16 * 1024 * 1024;
+/** A replay is read whole (and checked) before it runs; this bounds what that may hold. */
+export const MAX_REPLAY_BYTES = 256 * 1024 * 1024;
+const CHUNK_BYTES = 64 * 1024;
+
+/**
+ * The lines of `file` as bytes (without '\n', nor a '\r' before it), read in fixed chunks so
+ * that `/dev/zero` or an endless pipe cannot grow memory without bound: a line past `maxLine`
+ * bytes is refused, named by its number. Yields `[lineNumber, bytes]`; a last line without a
+ * newline counts, an empty input has none. The bytes may share the read buffer: use them before
+ * asking for the next line.
+ */
+export function* readLines(file, maxLine = MAX_LINE_BYTES) {
+  const fd = openSync(file, 'r');
+  try {
+    const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+    let parts = []; // the current line so far, copied out of `chunk`
+    let length = 0;
+    let number = 1;
+    let any = false; // bytes seen since the last newline
+    for (;;) {
+      let n;
+      try {
+        n = readSync(fd, chunk, 0, CHUNK_BYTES, null);
+      } catch (e) {
+        // A non-blocking descriptor (a pipe shared with the parent): wait for it.
+        if (e.code === 'EAGAIN') { Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10); continue; }
+        throw e;
+      }
+      if (n === 0) break;
+      const view = chunk.subarray(0, n);
+      let at = 0;
+      while (at < n) {
+        const nl = view.indexOf(10, at);
+        const end = nl === -1 ? n : nl;
+        if (length + (end - at) > maxLine) throw new Error(`${file}:${number}: a line longer than ${maxLine} bytes (is this the right file?)`);
+        if (end === n) {
+          parts.push(Buffer.from(view.subarray(at)));
+          length += n - at;
+          any = true;
+          break;
+        }
+        let line = parts.length ? Buffer.concat([...parts, view.subarray(at, end)]) : view.subarray(at, end);
+        if (line.length && line[line.length - 1] === 13) line = line.subarray(0, line.length - 1);
+        yield [number++, line];
+        parts = [];
+        length = 0;
+        any = false;
+        at = end + 1;
+      }
+    }
+    if (any) yield [number, Buffer.concat(parts)];
+  } finally {
+    closeSync(fd);
+  }
+}
+
+const NOT_AN_EVENT = 'not a replay event (see DESIGN.md, "Replay format")';
+
+/** Reads and checks the whole file first: a bad line is reported with its number, before anything runs. */
 export function readEvents(file) {
   const events = [];
-  readFileSync(file, 'utf8').split('\n').forEach((line, i) => {
-    if (!line.trim()) return;
+  const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+  let total = 0;
+  for (const [i, bytes] of readLines(file)) {
+    total += bytes.length + 1;
+    if (total > MAX_REPLAY_BYTES) throw new Error(`${file}:${i}: the replay passes ${MAX_REPLAY_BYTES} bytes; split it`);
+    let line;
+    try { line = utf8.decode(bytes); } catch { throw new Error(`${file}:${i}: not UTF-8 text`); }
+    if (!line.trim()) continue;
     let event;
-    try { event = JSON.parse(line); } catch { throw new Error(`${file}:${i + 1}: not a replay event (see DESIGN.md, "Replay format")`); }
-    if (!TYPES.has(event.type) || typeof event.t !== 'number') throw new Error(`${file}:${i + 1}: not a replay event (see DESIGN.md, "Replay format")`);
-    if (event.type === 'config' && events.length) throw new Error(`${file}:${i + 1}: a config line may only come first`);
-    if (events.length && event.t < events[events.length - 1].t) throw new Error(`${file}:${i + 1}: t goes backwards`);
+    try { event = JSON.parse(line); } catch { throw new Error(`${file}:${i}: ${NOT_AN_EVENT}`); }
+    // Times are u64 milliseconds (as for the Rust host); u64::MAX itself parses as 2^64.
+    if (event === null || typeof event !== 'object' || !TYPES.has(event.type) || !isU64Number(event.t)
+      || (event.type === 'reviewer' && event.delayMs !== undefined && !isU64Number(event.delayMs))) {
+      throw new Error(`${file}:${i}: ${NOT_AN_EVENT}`);
+    }
+    if (event.type === 'config' && events.length) throw new Error(`${file}:${i}: a config line may only come first`);
+    if (events.length && event.t < events[events.length - 1].t) throw new Error(`${file}:${i}: t goes backwards`);
     events.push(event);
-  });
+  }
   return events;
 }
 
@@ -69,7 +141,7 @@ const ctxFor = (session, origin = 'user', depth = 0) => ({ session, agent: 'main
 
 /**
  * @param {object[]} events
- * @param {{home: string, startMs?: number, gateUrl?: string, gateKeyEnv?: string, onLine?: (line: string) => void}} options
+ * @param {{home: string, startMs?: number | bigint, gateUrl?: string, gateKeyEnv?: string, onLine?: (line: string) => void}} options
  * @returns {Promise<string[]>} the decision lines
  */
 export async function replay(events, options) {
@@ -91,7 +163,7 @@ export async function replay(events, options) {
   const out = [];
   const emit = (lines) => { for (const l of lines) { out.push(l); if (options.onLine) options.onLine(l); } };
   for (const e of events) {
-    clock.set(start + e.t);
+    clock.set(saturatingAdd(start, e.t));
     emit(plugin.tick());
     emit(plugin.pumpActivations());
     const ctx = ctxFor(e.session);
@@ -135,6 +207,15 @@ export async function replay(events, options) {
   return out;
 }
 
+/** `--start`: `now` or whole milliseconds up to u64::MAX (as the Rust CLI); unset: EPOCH_MS. */
+function startMs(arg) {
+  if (arg === undefined) return undefined;
+  if (arg === 'now') return Date.now();
+  const ms = /^\+?[0-9]+$/.test(arg) ? BigInt(arg) : -1n;
+  if (ms < 0n || ms > U64_MAX) throw new Error(`--start: expected \`now\` or milliseconds, found \`${arg}\``);
+  return ms;
+}
+
 async function main(argv) {
   const args = { json: false };
   const rest = [];
@@ -151,13 +232,14 @@ async function main(argv) {
     return 2;
   }
   const events = readEvents(rest[0]);
+  const start = startMs(args.start);
   const home = args.home || path.join(process.env.TMPDIR || '/tmp', `self-evolve-node-${process.pid}`);
   mkdirSync(home, { recursive: true });
   const gate = args.gateReplies ? await serveGateReplies(args.gateReplies) : null;
   try {
     await replay(events, {
       home,
-      startMs: args.start ? Number(args.start) : undefined,
+      startMs: start,
       gateUrl: gate?.url,
       onLine: (l) => process.stdout.write(`${l}\n`),
     });

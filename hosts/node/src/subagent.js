@@ -1,6 +1,8 @@
 // The subagent capability, scripted: each activation takes what `responder(spec)` returns, else
 // the oldest queued script (none: "no skill update"); the host performs its tool calls and
 // reports it finished.
+import { saturatingAdd, u64 } from './time.js';
+
 export class ScriptedProvider {
   constructor(clock) {
     this.clock = clock;
@@ -56,7 +58,9 @@ export class ScriptedProvider {
       if (a.aborted) {
         a.delivered = true;
         out.push({ id: a.id, status: 'aborted', text: '' });
-      } else if (nowMs >= a.startedMs + a.script.delayMs) {
+      } else if (u64(nowMs) >= saturatingAdd(a.startedMs, a.script.delayMs)) {
+        // Due at `started + delay`, stopping at u64::MAX (as the Rust host): a delay past the end
+        // of the clock finishes only if the clock reaches u64::MAX.
         a.delivered = true;
         out.push({ id: a.id, status: 'completed', text: a.script.text });
       }
