@@ -8,8 +8,8 @@ use std::cell::RefCell;
 
 wit_bindgen::generate!({ world: "plugin", path: "wit" });
 
+use self::self_evolve::plugin::{clock, fs, http, log, subagent, types};
 use exports::self_evolve::plugin as ex;
-use self_evolve::plugin::{clock, fs, http, log, subagent, types};
 
 /// The WIT imports as a `Host`.
 struct WitHost;

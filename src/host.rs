@@ -43,9 +43,19 @@ impl fmt::Display for FsError {
             FsError::Symlink => f.write_str("a path component is a symlink"),
             FsError::InvalidPath => f.write_str("invalid path"),
             FsError::NoSpace => f.write_str("no space left"),
-            FsError::WrongKind => f.write_str("file where a folder was expected, or the reverse"),
+            FsError::WrongKind => {
+                f.write_str("not a regular file or folder where one was expected (a folder, FIFO, socket or device)")
+            }
             FsError::Io(msg) => write!(f, "i/o error: {msg}"),
         }
+    }
+}
+
+impl FsError {
+    /// The host refused a read past its bound. The contract carries it as `io` text starting
+    /// `too-large:` (every host writes the same sentence), so the shapes of the WIT stay as released.
+    pub fn is_too_large(&self) -> bool {
+        matches!(self, FsError::Io(msg) if msg.starts_with("too-large:"))
     }
 }
 

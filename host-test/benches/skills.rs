@@ -126,6 +126,7 @@ fn main() -> anyhow::Result<()> {
                 discover: false,
                 ..Default::default()
             },
+            ..FsConfig::default()
         },
         limits: self_evolve_host::Limits { call_deadline: Duration::from_secs(30), ..Default::default() },
         ..Default::default()

@@ -26,7 +26,30 @@ fn fs_err(err: fscap::FsErr) -> fs::FsError {
         fscap::FsErr::InvalidPath => fs::FsError::InvalidPath,
         fscap::FsErr::NoSpace => fs::FsError::NoSpace,
         fscap::FsErr::WrongKind => fs::FsError::WrongKind,
+        fscap::FsErr::TooLarge { path, size, limit } => {
+            fs::FsError::Io(fscap::FsErr::too_large_message(&path, size, limit))
+        }
+        fscap::FsErr::HardLinked(_) => fs::FsError::NotPermitted,
         fscap::FsErr::Io(msg) => fs::FsError::Io(msg),
+    }
+}
+
+impl HostState {
+    /// Maps an fs result for the guest and logs what the guest's error cannot say: why a file was
+    /// refused (hard links), and the capability's own warnings (a project root not mapped).
+    fn fs_done<T>(&mut self, path: &str, result: Result<T, fscap::FsErr>) -> Result<T, fs::FsError> {
+        for warning in std::mem::take(&mut self.fs.warnings) {
+            self.log.log(logcap::Level::Warn, &warning);
+        }
+        if let Err(fscap::FsErr::HardLinked(links)) = &result {
+            self.log.log(
+                logcap::Level::Warn,
+                &format!(
+                    "refused `{path}`: the file has {links} hard links and may be shared with a file outside the root"
+                ),
+            );
+        }
+        result.map_err(fs_err)
     }
 }
 
@@ -42,7 +65,8 @@ impl types::Host for HostState {}
 
 impl fs::Host for HostState {
     fn read(&mut self, r: fs::Root, path: String) -> Result<Vec<u8>, fs::FsError> {
-        self.fs.read(&root(&r), &path).map_err(fs_err)
+        let result = self.fs.read(&root(&r), &path);
+        self.fs_done(&path, result)
     }
     fn write(&mut self, r: fs::Root, path: String, data: Vec<u8>, mode: fs::WriteMode) -> Result<(), fs::FsError> {
         let mode = match mode {
@@ -50,30 +74,37 @@ impl fs::Host for HostState {
             fs::WriteMode::Truncate => fscap::Mode::Truncate,
             fs::WriteMode::Append => fscap::Mode::Append,
         };
-        self.fs.write(&root(&r), &path, &data, mode).map_err(fs_err)
+        let result = self.fs.write(&root(&r), &path, &data, mode);
+        self.fs_done(&path, result)
     }
     fn rename(&mut self, r: fs::Root, from: String, to: String) -> Result<(), fs::FsError> {
-        self.fs.rename(&root(&r), &from, &to).map_err(fs_err)
+        let result = self.fs.rename(&root(&r), &from, &to);
+        self.fs_done(&from, result)
     }
     fn remove_file(&mut self, r: fs::Root, path: String) -> Result<(), fs::FsError> {
-        self.fs.remove_file(&root(&r), &path).map_err(fs_err)
+        let result = self.fs.remove_file(&root(&r), &path);
+        self.fs_done(&path, result)
     }
     fn remove_dir(&mut self, r: fs::Root, path: String) -> Result<(), fs::FsError> {
-        self.fs.remove_dir(&root(&r), &path).map_err(fs_err)
+        let result = self.fs.remove_dir(&root(&r), &path);
+        self.fs_done(&path, result)
     }
     fn create_dir_all(&mut self, r: fs::Root, path: String) -> Result<(), fs::FsError> {
-        self.fs.create_dir_all(&root(&r), &path).map_err(fs_err)
+        let result = self.fs.create_dir_all(&root(&r), &path);
+        self.fs_done(&path, result)
     }
     fn list_dir(&mut self, r: fs::Root, path: String) -> Result<Vec<(String, fs::EntryKind)>, fs::FsError> {
         let skipped = self.fs.skipped_non_utf8;
-        let entries = self.fs.list_dir(&root(&r), &path).map_err(fs_err)?;
+        let result = self.fs.list_dir(&root(&r), &path);
+        let entries = self.fs_done(&path, result)?;
         if self.fs.skipped_non_utf8 > skipped {
             self.log.log(logcap::Level::Warn, &format!("skipped entries with non-UTF-8 names under `{path}`"));
         }
         Ok(entries.into_iter().map(|(name, k)| (name, kind(k))).collect())
     }
     fn stat(&mut self, r: fs::Root, path: String) -> Result<fs::FileStat, fs::FsError> {
-        let s = self.fs.stat(&root(&r), &path).map_err(fs_err)?;
+        let result = self.fs.stat(&root(&r), &path);
+        let s = self.fs_done(&path, result)?;
         Ok(fs::FileStat { kind: kind(s.kind), size: s.size, modified_ms: s.modified_ms })
     }
     fn stat_many(&mut self, r: fs::Root, paths: Vec<String>) -> Vec<Result<fs::FileStat, fs::FsError>> {
@@ -87,7 +118,9 @@ impl fs::Host for HostState {
             .collect()
     }
     fn has_root(&mut self, r: fs::Root) -> bool {
-        self.fs.has_root(&root(&r))
+        let mapped = self.fs.has_root(&root(&r));
+        let _ = self.fs_done("", Ok(()));
+        mapped
     }
 }
 

@@ -42,6 +42,7 @@ pub mod plugin;
 pub mod sandbox;
 pub mod state;
 pub mod testing;
+pub mod text;
 
 pub use caps::clock::{Clock, ManualClock, SystemClock};
 pub use caps::fs::{FsConfig, FsFaults, ProjectRoots};

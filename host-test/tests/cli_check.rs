@@ -67,3 +67,117 @@ fn errors_exit_non_zero_and_warnings_do_not() {
     assert!(out.contains("\"rule\":\"aws-access-key-id\""), "{out}");
     assert!(!out.contains(&key), "the secret is never printed");
 }
+
+fn check_stderr(args: &[&Path]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_self-evolve"))
+        .arg("--wasm")
+        .arg(wasm())
+        .arg("check")
+        .args(args)
+        .env("SELF_EVOLVE_CACHE_DIR", env!("CARGO_TARGET_TMPDIR"))
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+/// Links are findings, never followed: neither a linked SKILL.md nor a linked skill folder is read.
+#[test]
+fn symlinks_are_reported_and_never_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let planted = "---\nname: stolen\ndescription: PLANTED-CONTENT from outside. Use when never.\n---\nbody\n";
+    std::fs::write(outside.path().join("SKILL.md"), planted).unwrap();
+    std::fs::create_dir_all(dir.path().join("linked-file")).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("SKILL.md"), dir.path().join("linked-file/SKILL.md")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), dir.path().join("linked-folder")).unwrap();
+    let (code, out) = check(&[dir.path()], true);
+    assert_eq!(code, 1, "{out}");
+    assert!(!out.contains("PLANTED") && !out.contains("stolen"), "nothing behind a link was read: {out}");
+    let rules: Vec<serde_json::Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    for name in ["linked-file/SKILL.md", "linked-folder"] {
+        assert!(
+            rules.iter().any(|f| f["rule"] == "symlink" && f["path"].as_str().unwrap().ends_with(name)),
+            "{name}: {out}"
+        );
+    }
+    // The same for one skill folder given directly.
+    let (code, out) = check(&[&dir.path().join("linked-file")], true);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("\"rule\":\"symlink\"") && !out.contains("PLANTED"), "{out}");
+}
+
+/// A FIFO never hangs `check`; a device, a hard link and a too-long name are findings with paths.
+#[test]
+fn special_files_and_os_errors_are_findings_with_their_paths() {
+    let dir = tempfile::tempdir().unwrap();
+    write_skill(dir.path(), "good", "---\nname: good\ndescription: Use when testing the checker.\n---\nbody\n");
+    std::fs::create_dir_all(dir.path().join("trap")).unwrap();
+    let fifo = dir.path().join("trap/SKILL.md");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    std::fs::create_dir_all(dir.path().join("good/references")).unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("shared.md"), "shared\n").unwrap();
+    std::fs::hard_link(outside.path().join("shared.md"), dir.path().join("good/references/shared.md")).unwrap();
+    let started = std::time::Instant::now();
+    let (code, out) = check(&[dir.path()], true);
+    assert!(started.elapsed() < std::time::Duration::from_secs(60), "no read waited on the FIFO");
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("\"rule\":\"not-a-file\"") && out.contains("trap/SKILL.md"), "{out}");
+    assert!(out.contains("\"rule\":\"hard-link\"") && out.contains("references/shared.md"), "{out}");
+    // An argument the OS refuses names its path.
+    let long = dir.path().join("x".repeat(300));
+    let (code, _, err) = check_stderr(&[&long]);
+    assert_eq!(code, 1);
+    assert!(err.contains(&"x".repeat(300)), "the error names the path: {err}");
+}
+
+/// A file over the size limit is a finding and is still scanned, in chunks, with its own line numbers.
+#[test]
+fn oversized_files_are_reported_and_still_scanned_for_credentials() {
+    let dir = tempfile::tempdir().unwrap();
+    write_skill(dir.path(), "big", "---\nname: big\ndescription: Use when testing large references.\n---\nbody\n");
+    std::fs::create_dir_all(dir.path().join("big/references")).unwrap();
+    let key = format!("{}{}", "AKIA", "Z7QX3M2K9LPT4WNB");
+    // ~6 MiB of lines (past the 4 MiB limit), the key on line 100000, near a chunk boundary.
+    let mut text = String::new();
+    for i in 1..=120_000u32 {
+        if i == 100_000 {
+            text.push_str(&format!("export AWS_ACCESS_KEY_ID={key}\n"));
+        } else {
+            text.push_str(&format!("line {i:>6} of a long reference file with ordinary words\n"));
+        }
+    }
+    assert!(text.len() > 4 << 20);
+    std::fs::write(dir.path().join("big/references/huge.md"), &text).unwrap();
+    let (code, out) = check(&[dir.path()], true);
+    assert_eq!(code, 1, "{out}");
+    let findings: Vec<serde_json::Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert!(findings.iter().any(|f| f["rule"] == "too-large" && f["severity"] == "warning"), "{out}");
+    let hit = findings.iter().find(|f| f["rule"] == "aws-access-key-id").expect("the key is found");
+    assert_eq!(hit["line"], 100_000, "{hit}");
+    assert!(hit["path"].as_str().unwrap().ends_with("big/references/huge.md"), "{hit}");
+    assert!(!out.contains(&key), "the secret is never printed");
+}
+
+/// Skills go to the component in bounded batches: 64 MB of skills checks without a memory trap.
+#[test]
+fn a_large_library_is_checked_in_batches() {
+    let dir = tempfile::tempdir().unwrap();
+    let body = "ordinary words for a long skill body\n".repeat(3_000); // ~110 KB each
+    for i in 0..600 {
+        let name = format!("skill-{i:04}");
+        write_skill(
+            dir.path(),
+            &name,
+            &format!("---\nname: {name}\ndescription: Use when testing batch number {i} of the checker.\n---\n{body}"),
+        );
+    }
+    let (code, out, err) = check_stderr(&[dir.path()]);
+    assert!(out.contains("600 skill(s) checked"), "{out}\n{err}");
+    assert!(code == 0 || code == 1, "{err}");
+    assert!(!err.contains("memory"), "{err}");
+}

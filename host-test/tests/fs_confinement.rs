@@ -28,6 +28,7 @@ fn cap(w: &World) -> FsCap {
         user_skills: Some(w.user.clone()),
         state: Some(w.base.join("state")),
         projects: ProjectRoots { discover: false, ..Default::default() },
+        ..FsConfig::default()
     };
     FsCap::new(config, FsFaults::default())
 }
@@ -163,6 +164,7 @@ fn project_roots_are_per_session() {
             sessions: BTreeMap::from([("pinned".to_string(), explicit.clone())]),
             ..Default::default()
         },
+        ..FsConfig::default()
     };
     let mut fs = FsCap::new(config, FsFaults::default());
     fs.note_session("s-alpha", alpha.to_str().unwrap());

@@ -173,3 +173,33 @@ fn a_bad_review_loop_line_is_named_before_anything_runs() {
     assert!(stderr.contains("bad.jsonl:1: a review-loop line") && stderr.contains("mode `poem`"), "{stderr}");
     assert!(!home.path().join("h").exists(), "nothing was created");
 }
+
+/// Times at the end of the clock saturate instead of overflowing (a panic before), and a
+/// reviewer delay past the end never completes instead of wrapping around.
+#[test]
+fn times_near_the_end_of_the_clock_do_not_overflow() {
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join("late.jsonl");
+    let max = u64::MAX;
+    std::fs::write(
+        &file,
+        format!(
+            "{{\"t\":0,\"type\":\"reviewer\",\"calls\":[],\"text\":\"late\",\"delayMs\":{max}}}\n\
+             {{\"t\":1000,\"type\":\"user\",\"session\":\"s\",\"text\":\"hi\",\"human\":true}}\n\
+             {{\"t\":{},\"type\":\"turn-end\",\"session\":\"s\",\"status\":\"completed\",\"origin\":\"user\",\"depth\":0}}\n",
+            max - 1
+        ),
+    )
+    .unwrap();
+    let (ok, _stdout, stderr) = replay(&home.path().join("h"), &file);
+    assert!(ok, "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+/// Input that never ends a line (`/dev/zero`) stops at the line bound with the line named.
+#[test]
+fn an_endless_line_is_refused_with_bounded_memory() {
+    let (ok, stdout, stderr) = replay(&tempfile::tempdir().unwrap().path().join("h"), Path::new("/dev/zero"));
+    assert!(!ok && stdout.is_empty());
+    assert!(stderr.contains("/dev/zero:1") && stderr.contains("a line longer than"), "{stderr}");
+}

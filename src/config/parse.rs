@@ -144,7 +144,7 @@ fn unknown_key(prefix: &str, key: &str, path: &str) -> ConfigError {
     }
 }
 
-fn check(spec: &KeySpec, value: &Value) -> Result<Value, String> {
+pub(super) fn check(spec: &KeySpec, value: &Value) -> Result<Value, String> {
     match spec.kind {
         Kind::Bool => value
             .as_bool()

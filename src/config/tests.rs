@@ -1,3 +1,4 @@
+use super::parse::check;
 use super::*;
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::wasm_bindgen_test as test;

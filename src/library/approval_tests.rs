@@ -82,6 +82,7 @@ fn a_failed_stage_leaves_nothing() {
 }
 
 /// A target path, its bytes before, and after (None: absent).
+#[cfg(not(target_arch = "wasm32"))]
 type Case<'a> = (&'a str, Option<&'a [u8]>, Option<&'a [u8]>);
 
 /// The diff applies with the real tools, for edits, creations and removals (native only: it runs

@@ -364,7 +364,7 @@ impl<'a, H: Host> Store<'a, H> {
                     description: String::new(),
                     owned: false,
                     pinned: false,
-                    status: "unreadable".into(),
+                    status: if err.is_too_large() { "too-large" } else { "unreadable" }.into(),
                     warnings: vec![format!("cannot read: {err}")],
                     terms: Terms::of(vocabulary, &location.name, ""),
                 };
@@ -543,6 +543,18 @@ pub fn fs_error(err: FsError, path: &str) -> ToolError {
         FsError::InvalidPath => {
             ToolError::new("invalid-path", format!("`{path}` is not a valid path"), "use plain relative names")
         }
+        FsError::Io(msg) if msg.starts_with("too-large:") => ToolError::new(
+            "too-large",
+            format!("`{path}` is larger than the host lets the plugin read ({msg})"),
+            "leave this file alone; the operator can split it or raise the host's read limit",
+        )
+        .with_details(json!({"path": path})),
+        FsError::WrongKind => ToolError::new(
+            "wrong-kind",
+            format!("`{path}` is not a regular file or folder where one was expected"),
+            "FIFOs, sockets and devices are never opened; view the skill to see its files",
+        )
+        .with_details(json!({"path": path})),
         other => ToolError::new(
             "io",
             format!("filesystem error on `{path}`: {other}"),

@@ -46,6 +46,7 @@ pub fn host_with(tune: impl FnOnce(&mut HostConfig)) -> TestHost {
             user_skills: Some(home.path().join("skills")),
             state: Some(home.path().join("self-evolve")),
             projects: ProjectRoots::default(),
+            ..FsConfig::default()
         },
         clock: Arc::new(clock.clone()),
         log,
@@ -64,7 +65,8 @@ pub fn all_services() -> Vec<String> {
     ["tools", "commands", "system-prompt", "agents", "subagents"].iter().map(|s| s.to_string()).collect()
 }
 
-/// Every entry under `dir` with its bytes (folders and symlinks marked), for "nothing changed".
+/// Every entry under `dir` with its bytes (folders, symlinks and special files marked; a FIFO is
+/// never opened), for "nothing changed".
 pub fn snapshot(dir: &std::path::Path) -> std::collections::BTreeMap<String, Vec<u8>> {
     let mut out = std::collections::BTreeMap::new();
     fn walk(dir: &std::path::Path, base: &std::path::Path, out: &mut std::collections::BTreeMap<String, Vec<u8>>) {
@@ -78,8 +80,10 @@ pub fn snapshot(dir: &std::path::Path) -> std::collections::BTreeMap<String, Vec
             } else if ty.is_dir() {
                 out.insert(rel + "/", Vec::new());
                 walk(&path, base, out);
-            } else {
+            } else if ty.is_file() {
                 out.insert(rel, std::fs::read(&path).unwrap());
+            } else {
+                out.insert(rel, b"<special>".to_vec());
             }
         }
     }

@@ -185,7 +185,7 @@ impl SubagentProvider for ScriptedProvider {
             if a.aborted {
                 a.delivered = true;
                 out.push(Outcome { id: a.id.clone(), status: Status::Aborted, text: String::new() });
-            } else if now_ms >= a.started_ms + a.script.delay_ms {
+            } else if now_ms >= a.started_ms.saturating_add(a.script.delay_ms) {
                 a.delivered = true;
                 out.push(Outcome { id: a.id.clone(), status: Status::Completed, text: a.script.text.clone() });
             }

@@ -1,80 +1,187 @@
 //! `self-evolve check DIR…`: reads skill folders on the host and checks them through the
 //! component's `checker` export. Errors (format, credentials) exit 1; warnings do not.
+//!
+//! Hostile folders are expected: links are never followed (each is a finding), only regular
+//! files are opened (checked on the open handle, non-blocking, so a FIFO never hangs), skills go
+//! to the component in bounded batches, and a file over the size limit is a finding that is
+//! still scanned for credentials, in bounded chunks. Every OS error names its path.
 
 use crate::plugin::{FileInput, Finding, Plugin, Severity, SkillInput};
 use anyhow::{Context, Result, bail};
+use std::collections::BTreeSet;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
-/// Supporting files larger than this are not scanned (reported as advice).
-const MAX_RESOURCE_BYTES: u64 = 4 << 20;
+/// Files larger than this are not parsed; they are a finding, and scanned for credentials in chunks.
+pub const MAX_FILE_BYTES: u64 = 4 << 20;
+/// The most skill bytes one call into the component carries (its memory limit is 64 MiB).
+const BATCH_BYTES: usize = 8 << 20;
+const BATCH_SKILLS: usize = 256;
+/// Chunks of an oversized file, overlapping so a key across a boundary is still whole in one.
+const CHUNK_BYTES: usize = 1 << 20;
+const CHUNK_OVERLAP: usize = 8 << 10;
+/// The path of the carrier skill that brings chunks to the scanner; its own findings are dropped.
+const CARRIER: &str = "<chunk-carrier>/SKILL.md";
 
-/// One skill folder (holding SKILL.md) or a folder of skills (packages and flat `.md` files).
-pub fn collect(dir: &Path) -> Result<(Vec<SkillInput>, Vec<Finding>)> {
-    let mut skills = Vec::new();
-    let mut notes = Vec::new();
+/// Why a file was not read as a whole.
+#[derive(Debug)]
+enum Refusal {
+    Symlink,
+    NotRegular,
+    HardLinked(u64),
+    TooLarge(u64),
+    Io(std::io::Error),
+}
+
+/// Opens `path` only if it is a regular file with one link, never following a link; the checks
+/// run on the open handle. Returns the file and its size.
+fn open_regular(path: &Path) -> std::result::Result<(std::fs::File, u64), Refusal> {
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let flags = rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY;
+    let file = std::fs::OpenOptions::new().read(true).custom_flags(flags.bits() as i32).open(path).map_err(|e| {
+        let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+        if is_link { Refusal::Symlink } else { Refusal::Io(e) }
+    })?;
+    let meta = file.metadata().map_err(Refusal::Io)?;
+    if !meta.is_file() {
+        return Err(Refusal::NotRegular);
+    }
+    if meta.nlink() > 1 {
+        return Err(Refusal::HardLinked(meta.nlink()));
+    }
+    Ok((file, meta.len()))
+}
+
+/// A file's bytes when it is regular and within the limit.
+fn read_regular(path: &Path) -> std::result::Result<Vec<u8>, Refusal> {
+    let (file, size) = open_regular(path)?;
+    if size > MAX_FILE_BYTES {
+        return Err(Refusal::TooLarge(size));
+    }
+    let mut bytes = Vec::with_capacity(size as usize);
+    file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes).map_err(Refusal::Io)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(Refusal::TooLarge(bytes.len() as u64));
+    }
+    Ok(bytes)
+}
+
+/// What `check` found on the host side, before the component looked at anything.
+#[derive(Default)]
+struct Walk {
+    notes: Vec<Finding>,
+    /// Files over the size limit: scanned for credentials in chunks.
+    oversized: Vec<PathBuf>,
+}
+
+impl Walk {
+    fn refused(&mut self, path: &Path, refusal: Refusal) {
+        let (rule, message) = match refusal {
+            Refusal::Symlink => ("symlink", "a symlink; the plugin never follows links".to_string()),
+            Refusal::NotRegular => {
+                ("not-a-file", "not a regular file (a FIFO, socket or device); the plugin never opens one".to_string())
+            }
+            Refusal::HardLinked(n) => {
+                ("hard-link", format!("has {n} hard links; the plugin refuses to read or write such a file"))
+            }
+            Refusal::TooLarge(size) => {
+                self.oversized.push(path.to_path_buf());
+                (
+                    "too-large",
+                    format!(
+                        "{size} bytes, over the {MAX_FILE_BYTES}-byte limit: not parsed, scanned for credentials in chunks"
+                    ),
+                )
+            }
+            Refusal::Io(err) => ("unreadable", format!("cannot read: {err}")),
+        };
+        // A large file is not wrong in itself; what the chunked scan finds in it may be.
+        let severity = if rule == "too-large" { Severity::Warning } else { Severity::Error };
+        self.notes.push(note(path, rule, severity, &message));
+    }
+}
+
+/// The entries of a folder, sorted, each with its type as the folder says (links not followed).
+fn entries(dir: &Path) -> Result<Vec<(PathBuf, std::fs::FileType)>> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
+        let entry = entry.with_context(|| format!("reading {}", dir.display()))?;
+        let ty = entry.file_type().with_context(|| format!("reading {}", entry.path().display()))?;
+        out.push((entry.path(), ty));
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(out)
+}
+
+/// One skill folder (holding SKILL.md) or a folder of skills (packages and flat `.md` files),
+/// handed to `each` one skill at a time.
+fn collect(dir: &Path, walk: &mut Walk, each: &mut dyn FnMut(SkillInput) -> Result<()>) -> Result<()> {
     let meta = std::fs::symlink_metadata(dir).with_context(|| format!("reading {}", dir.display()))?;
+    if meta.file_type().is_symlink() {
+        bail!("{} is a symlink: pass the folder it points to, if you trust it", dir.display());
+    }
     if !meta.is_dir() {
         bail!("{} is not a folder: pass a skill folder (with SKILL.md) or a folder of skills", dir.display());
     }
-    if dir.join("SKILL.md").is_file() {
-        skills.push(package(dir, &mut notes)?);
-        return Ok((skills, notes));
+    if std::fs::symlink_metadata(dir.join("SKILL.md")).is_ok() {
+        if let Some(skill) = package(dir, walk)? {
+            each(skill)?;
+        }
+        return Ok(());
     }
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?.flatten().map(|e| e.path()).collect();
-    entries.sort();
-    for path in entries {
+    for (path, ty) in entries(dir)? {
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         if name.starts_with('.') {
             continue;
         }
-        let meta = std::fs::symlink_metadata(&path)?;
-        if meta.file_type().is_symlink() {
-            notes.push(note(&path, "symlink", Severity::Error, "symlinked skill entries are refused by the plugin"));
-        } else if meta.is_dir() && path.join("SKILL.md").is_file() {
-            skills.push(package(&path, &mut notes)?);
-        } else if meta.is_file() && name.ends_with(".md") && !name.eq_ignore_ascii_case("README.md") {
-            let folder = name.trim_end_matches(".md").to_string();
-            let bytes = std::fs::read(&path)?;
-            skills.push(SkillInput { folder, skill_md: FileInput { path: shown(&path), bytes }, resources: vec![] });
+        if ty.is_symlink() {
+            walk.refused(&path, Refusal::Symlink);
+        } else if ty.is_dir() && std::fs::symlink_metadata(path.join("SKILL.md")).is_ok() {
+            if let Some(skill) = package(&path, walk)? {
+                each(skill)?;
+            }
+        } else if !ty.is_dir() && name.ends_with(".md") && !name.eq_ignore_ascii_case("README.md") {
+            match read_regular(&path) {
+                Ok(bytes) => {
+                    let folder = name.trim_end_matches(".md").to_string();
+                    each(SkillInput { folder, skill_md: FileInput { path: shown(&path), bytes }, resources: vec![] })?;
+                }
+                Err(refusal) => walk.refused(&path, refusal),
+            }
         }
     }
-    Ok((skills, notes))
+    Ok(())
 }
 
-fn package(dir: &Path, notes: &mut Vec<Finding>) -> Result<SkillInput> {
-    let folder = dir
-        .canonicalize()
-        .ok()
-        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-        .unwrap_or_default();
+/// A skill package; `None` when its SKILL.md cannot be read whole (that is a finding).
+fn package(dir: &Path, walk: &mut Walk) -> Result<Option<SkillInput>> {
+    let folder = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let skill_md = dir.join("SKILL.md");
-    let bytes = std::fs::read(&skill_md).with_context(|| format!("reading {}", skill_md.display()))?;
+    let bytes = match read_regular(&skill_md) {
+        Ok(bytes) => Some(bytes),
+        Err(refusal) => {
+            walk.refused(&skill_md, refusal);
+            None
+        }
+    };
     let mut resources = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(current) = stack.pop() {
-        for entry in std::fs::read_dir(&current)?.flatten() {
-            let path = entry.path();
-            let ty = entry.file_type()?;
+        for (path, ty) in entries(&current)? {
             if ty.is_symlink() {
-                notes.push(note(
-                    &path,
-                    "symlink",
-                    Severity::Error,
-                    "symlinks inside a skill are refused by the plugin",
-                ));
+                walk.refused(&path, Refusal::Symlink);
             } else if ty.is_dir() {
                 stack.push(path);
             } else if path != skill_md {
-                if entry.metadata()?.len() > MAX_RESOURCE_BYTES {
-                    notes.push(note(&path, "not-scanned", Severity::Advice, "larger than 4 MiB; not scanned"));
-                    continue;
+                match read_regular(&path) {
+                    Ok(bytes) => resources.push(FileInput { path: shown(&path), bytes }),
+                    Err(refusal) => walk.refused(&path, refusal),
                 }
-                resources.push(FileInput { path: shown(&path), bytes: std::fs::read(&path)? });
             }
         }
     }
     resources.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(SkillInput { folder, skill_md: FileInput { path: shown(&skill_md), bytes }, resources })
+    Ok(bytes.map(|bytes| SkillInput { folder, skill_md: FileInput { path: shown(&skill_md), bytes }, resources }))
 }
 
 fn shown(path: &Path) -> String {
@@ -93,16 +200,115 @@ pub fn severity_name(severity: Severity) -> &'static str {
     }
 }
 
+fn size_of(skill: &SkillInput) -> usize {
+    skill.skill_md.bytes.len() + skill.resources.iter().map(|r| r.bytes.len()).sum::<usize>()
+}
+
+/// The frontmatter block of a SKILL.md (what near-duplicate detection compares), at most 8 KiB.
+fn head_of(bytes: &[u8]) -> Vec<u8> {
+    let window = &bytes[..bytes.len().min(8 << 10)];
+    let text = String::from_utf8_lossy(window);
+    match text.strip_prefix("---").and_then(|rest| rest.find("\n---").map(|end| end + 3 + 4)) {
+        Some(end) => text.as_bytes()[..end.min(text.len())].to_vec(),
+        None => window.to_vec(),
+    }
+}
+
+/// Scans an oversized file for credentials in overlapping chunks, one chunk per call; line
+/// numbers are the file's own.
+fn scan_chunks(plugin: &mut Plugin, path: &Path) -> Result<Vec<Finding>> {
+    let shown_path = shown(path);
+    let (mut file, _) = open_regular(path).map_err(|r| anyhow::anyhow!("reading {}: {r:?}", path.display()))?;
+    let mut found = BTreeSet::new();
+    let mut out = Vec::new();
+    let mut carry: Vec<u8> = Vec::new();
+    let mut lines_before: u64 = 0;
+    loop {
+        let mut chunk = std::mem::take(&mut carry);
+        let start_len = chunk.len();
+        (&mut file)
+            .take((CHUNK_BYTES - start_len) as u64)
+            .read_to_end(&mut chunk)
+            .with_context(|| format!("reading {}", path.display()))?;
+        if chunk.len() == start_len && start_len > 0 || chunk.is_empty() {
+            break;
+        }
+        let carrier = SkillInput {
+            folder: "chunk-carrier".into(),
+            skill_md: FileInput { path: CARRIER.into(), bytes: Vec::new() },
+            resources: vec![FileInput { path: shown_path.clone(), bytes: chunk.clone() }],
+        };
+        for mut f in plugin.check(std::slice::from_ref(&carrier))? {
+            if f.path != shown_path {
+                continue;
+            }
+            f.line = f.line.saturating_add(u32::try_from(lines_before).unwrap_or(u32::MAX));
+            if found.insert((f.line, f.rule.clone())) {
+                out.push(f);
+            }
+        }
+        let done = chunk.len() < CHUNK_BYTES;
+        let keep = chunk.len().min(CHUNK_OVERLAP);
+        let consumed = &chunk[..chunk.len() - keep];
+        lines_before += consumed.iter().filter(|&&b| b == b'\n').count() as u64;
+        if done {
+            break;
+        }
+        carry = chunk[chunk.len() - keep..].to_vec();
+    }
+    Ok(out)
+}
+
+/// Checks one batch; near-duplicates are judged across all skills at the end, not within a batch.
+fn flush(plugin: &mut Plugin, batch: &mut Vec<SkillInput>, findings: &mut Vec<Finding>) -> Result<()> {
+    findings.extend(plugin.check(batch)?.into_iter().filter(|f| f.rule != "near-duplicate"));
+    batch.clear();
+    Ok(())
+}
+
 /// Runs the check and prints it; returns whether any error was found.
 pub fn run(plugin: &mut Plugin, dirs: &[PathBuf], json: bool) -> Result<bool> {
-    let mut skills = Vec::new();
+    let mut walk = Walk::default();
     let mut findings = Vec::new();
+    let mut heads = Vec::new();
+    let mut batch: Vec<SkillInput> = Vec::new();
+    let mut batch_bytes = 0;
+    let mut checked = 0usize;
     for dir in dirs {
-        let (found, notes) = collect(dir)?;
-        skills.extend(found);
-        findings.extend(notes);
+        collect(dir, &mut walk, &mut |skill| {
+            checked += 1;
+            heads.push(SkillInput {
+                folder: skill.folder.clone(),
+                skill_md: FileInput { path: skill.skill_md.path.clone(), bytes: head_of(&skill.skill_md.bytes) },
+                resources: vec![],
+            });
+            if !batch.is_empty() && (batch_bytes + size_of(&skill) > BATCH_BYTES || batch.len() >= BATCH_SKILLS) {
+                flush(plugin, &mut batch, &mut findings)?;
+                batch_bytes = 0;
+            }
+            batch_bytes += size_of(&skill);
+            batch.push(skill);
+            Ok(())
+        })?;
     }
-    findings.extend(plugin.check(&skills)?);
+    flush(plugin, &mut batch, &mut findings)?;
+    // Heads are small (the frontmatter, at most 8 KiB); one call compares them all unless they
+    // pass the batch bound, and then pairs are compared within each bounded group.
+    let mut start = 0;
+    while start < heads.len() {
+        let mut end = start;
+        let mut bytes = 0;
+        while end < heads.len() && (end == start || bytes + heads[end].skill_md.bytes.len() <= BATCH_BYTES) {
+            bytes += heads[end].skill_md.bytes.len();
+            end += 1;
+        }
+        findings.extend(plugin.check(&heads[start..end])?.into_iter().filter(|f| f.rule == "near-duplicate"));
+        start = end;
+    }
+    for path in std::mem::take(&mut walk.oversized) {
+        findings.extend(scan_chunks(plugin, &path)?);
+    }
+    findings.extend(walk.notes);
     findings.sort_by(|a, b| (&a.path, a.line, &a.rule).cmp(&(&b.path, b.line, &b.rule)));
     let errors = findings.iter().filter(|f| f.severity == Severity::Error).count();
     let warnings = findings.iter().filter(|f| f.severity == Severity::Warning).count();
@@ -113,13 +319,19 @@ pub fn run(plugin: &mut Plugin, dirs: &[PathBuf], json: bool) -> Result<bool> {
             });
             crate::say!("{line}");
         } else {
-            crate::say!("{}:{}: {} [{}] {}", f.path, f.line, severity_name(f.severity), f.rule, f.message);
+            crate::say!(
+                "{}:{}: {} [{}] {}",
+                crate::text::visible(&f.path),
+                f.line,
+                severity_name(f.severity),
+                f.rule,
+                crate::text::visible(&f.message)
+            );
         }
     }
     if !json {
         crate::say!(
-            "{} skill(s) checked: {errors} error(s), {warnings} warning(s), {} advice",
-            skills.len(),
+            "{checked} skill(s) checked: {errors} error(s), {warnings} warning(s), {} advice",
             findings.len() - errors - warnings
         );
     }

@@ -28,6 +28,8 @@ struct Line<'a> {
 pub struct Stats {
     pub total: u64,
     pub malformed: u64,
+    /// The first line numbers (1-based) of malformed lines, so the operator can look at them.
+    pub malformed_lines: Vec<u64>,
     pub decisions: BTreeMap<String, u64>,
     pub sources: BTreeMap<String, u64>,
     pub fallbacks: BTreeMap<String, u64>,
@@ -41,22 +43,30 @@ fn fallback_kind(reason: &str) -> String {
     reason[..cut].trim().to_string()
 }
 
+/// How many malformed line numbers the summary names.
+const MALFORMED_SHOWN: usize = 10;
+
 pub fn summarize(reader: impl BufRead) -> std::io::Result<Stats> {
     let mut stats = Stats::default();
-    let mut buf = String::new();
+    let mut buf = Vec::new();
     let mut reader = reader;
-    loop {
-        buf.clear();
-        if reader.read_line(&mut buf)? == 0 {
-            break;
-        }
-        let text = buf.trim();
+    let mut number = 0u64;
+    while super::input::next_line(&mut reader, &mut buf, super::input::MAX_LINE_BYTES)
+        .map_err(|e| std::io::Error::new(e.kind(), format!("line {}: {e}", number + 1)))?
+    {
+        number += 1;
+        let text = String::from_utf8_lossy(&buf);
+        let text = text.trim();
         if text.is_empty() {
             continue;
         }
         stats.total += 1;
-        let Ok(line) = serde_json::from_str::<Line>(text) else {
+        let parsed = std::str::from_utf8(&buf).ok().and_then(|t| serde_json::from_str::<Line>(t.trim()).ok());
+        let Some(line) = parsed else {
             stats.malformed += 1;
+            if stats.malformed_lines.len() < MALFORMED_SHOWN {
+                stats.malformed_lines.push(number);
+            }
             continue;
         };
         *stats.decisions.entry(line.decision.to_string()).or_default() += 1;
@@ -127,6 +137,7 @@ impl Stats {
             },
             "thresholds": self.thresholds().iter().map(|(t, n)| json!({"threshold": t, "skipped": n})).collect::<Vec<_>>(),
             "malformed": self.malformed,
+            "malformedLines": self.malformed_lines,
         })
     }
 
@@ -134,6 +145,11 @@ impl Stats {
         let v = self.to_json();
         let mut out =
             format!("{} decisions ({} malformed lines skipped)\n", self.total - self.malformed, self.malformed);
+        if !self.malformed_lines.is_empty() {
+            let shown: Vec<String> = self.malformed_lines.iter().map(u64::to_string).collect();
+            let more = if self.malformed > self.malformed_lines.len() as u64 { ", …" } else { "" };
+            out.push_str(&format!("malformed: line {}{more}\n", shown.join(", ")));
+        }
         let share =
             |n: u64| if self.total == 0 { 0.0 } else { 100.0 * n as f64 / (self.total - self.malformed).max(1) as f64 };
         out.push_str("\ndecisions\n");
@@ -181,6 +197,7 @@ impl Stats {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Read;
 
     const LOG: &str = r#"{"at":"2026-10-28T15:48:45.785Z","session":"s","turn":4,"decision":"review","source":"jev","reason":"yes (confidence 0.92)","choice":"yes","confidence":0.92,"probability":0.95,"toolCalls":25,"latencyMs":239,"threshold":0.75}
 {"at":"2026-10-28T15:49:45.785Z","session":"s","turn":5,"decision":"skip","source":"jev","reason":"no (confidence 0.80)","choice":"no","confidence":0.8,"probability":0.9,"toolCalls":3,"latencyMs":120,"threshold":0.75}
@@ -197,6 +214,7 @@ this line is not json
         let v = stats.to_json();
         assert_eq!(v["total"], 7);
         assert_eq!(v["malformed"], 2);
+        assert_eq!(v["malformedLines"], json!([6, 7]));
         assert_eq!(v["decisions"], json!({"review": 4, "skip": 1}));
         assert_eq!(v["sources"], json!({"counters": 2, "jev": 3}));
         assert_eq!(v["fallbacks"], json!({"fallback: http 503 after one retry": 1, "fallback: network error": 1}));
@@ -211,9 +229,38 @@ this line is not json
         let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
         assert_eq!(
             keys,
-            ["decisions", "fallbacks", "latencyMs", "malformed", "noConfidence", "sources", "thresholds", "total"]
+            [
+                "decisions",
+                "fallbacks",
+                "latencyMs",
+                "malformed",
+                "malformedLines",
+                "noConfidence",
+                "sources",
+                "thresholds",
+                "total"
+            ]
         );
         assert!(stats.to_text().contains("confidentNo  would skip"));
+    }
+
+    #[test]
+    fn invalid_utf8_lines_are_counted_and_named_never_fatal() {
+        let mut log = LOG.as_bytes().to_vec();
+        log.extend_from_slice(b"\xff\xfe not text\n");
+        log.extend_from_slice(LOG.lines().next().unwrap().as_bytes());
+        let stats = summarize(&log[..]).unwrap();
+        assert_eq!(stats.malformed, 3);
+        assert_eq!(stats.malformed_lines, vec![6, 7, 8]);
+        assert_eq!(stats.decisions["review"], 5);
+        assert!(stats.to_text().contains("malformed: line 6, 7, 8"), "{}", stats.to_text());
+    }
+
+    #[test]
+    fn an_endless_line_stops_with_its_line_number() {
+        let endless = std::io::BufReader::new(LOG.as_bytes().chain(std::io::repeat(b'x')));
+        let Err(err) = summarize(endless) else { panic!("an endless line is refused") };
+        assert!(err.to_string().starts_with("line 8: a line longer than"), "{err}");
     }
 
     #[test]

@@ -32,12 +32,12 @@ pub fn fs_config(home: &Path) -> FsConfig {
         }),
         ..ProjectRoots::default()
     };
-    FsConfig { user_skills: Some(user_skills(home)), state: Some(state(home)), projects }
+    FsConfig { user_skills: Some(user_skills(home)), state: Some(state(home)), projects, ..FsConfig::default() }
 }
 
 /// Roots for a replay: every session works in the one replay project.
 pub fn replay_fs_config(home: &Path) -> FsConfig {
     let projects =
         ProjectRoots { discover: false, default_project: Some(replay_project(home)), ..ProjectRoots::default() };
-    FsConfig { user_skills: Some(user_skills(home)), state: Some(state(home)), projects }
+    FsConfig { user_skills: Some(user_skills(home)), state: Some(state(home)), projects, ..FsConfig::default() }
 }

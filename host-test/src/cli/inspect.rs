@@ -3,10 +3,10 @@
 
 use crate::{HostConfig, Plugin};
 use anyhow::{Context, Result, bail};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-pub(super) fn run(wasm: &PathBuf, init: bool) -> Result<ExitCode> {
+pub(super) fn run(wasm: &PathBuf, init: bool, home: &Path) -> Result<ExitCode> {
     let bytes = std::fs::read(wasm).with_context(|| format!("reading {} (run ./build.sh first)", wasm.display()))?;
     let engine = crate::engine::engine()?;
     let (component, cache) =
@@ -22,6 +22,23 @@ pub(super) fn run(wasm: &PathBuf, init: bool) -> Result<ExitCode> {
     crate::say!("exports:");
     for (name, _) in ty.exports(engine) {
         crate::say!("  {name}");
+    }
+    // Roots are resolved once, at start-up: the host confines every path to these real folders.
+    let mut fs = crate::caps::fs::FsCap::new(super::home::fs_config(home), Default::default());
+    let project = fs.root_path(&crate::caps::fs::RootRef::ProjectSkills("inspect".into()));
+    crate::say!("roots (real paths, resolved at start-up; links in them are not followed later):");
+    for (name, path) in fs.describe_roots() {
+        let shown = path.map_or_else(
+            || "(not mapped)".to_string(),
+            |p| crate::text::visible(&p.display().to_string()).into_owned(),
+        );
+        crate::say!("  {name:<13} {shown}");
+    }
+    let shown = project
+        .map_or_else(|| "(none here)".to_string(), |p| crate::text::visible(&p.display().to_string()).into_owned());
+    crate::say!("  {:<13} {shown} (from the current directory; checked to stay inside its project)", "project-skills");
+    for warning in &fs.warnings {
+        crate::say!("  warning: {}", crate::text::visible(warning));
     }
     if init {
         let mut plugin = Plugin::from_bytes(&bytes, HostConfig::default())?;

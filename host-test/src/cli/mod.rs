@@ -4,6 +4,7 @@
 pub mod check;
 pub mod gate_stats;
 pub mod home;
+pub mod input;
 mod inspect;
 pub mod replay;
 
@@ -30,6 +31,10 @@ enum Command {
         /// Also initialise it with the default config and print the activation report.
         #[arg(long)]
         init: bool,
+        /// The home whose roots to show, resolved as the host confines to them
+        /// (default $SELF_EVOLVE_HOME or ~/.dsh).
+        #[arg(long)]
+        home: Option<PathBuf>,
     },
     /// Check skill folders with the plugin's parser, validator, scanner and dedupe.
     /// Exits 1 on errors (format violations, credentials); warnings and advice leave it 0.
@@ -111,7 +116,7 @@ pub fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
-        Command::Inspect { init } => inspect::run(&cli.wasm, init),
+        Command::Inspect { init, home } => inspect::run(&cli.wasm, init, &home.unwrap_or_else(home::default_home)),
         Command::Config { defaults } => {
             if !defaults {
                 bail!("say what to print: `self-evolve config --defaults`");

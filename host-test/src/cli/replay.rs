@@ -13,7 +13,7 @@ use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -239,13 +239,25 @@ impl Event {
 /// anything is replayed.
 pub fn read_events(path: &Path) -> Result<Vec<Event>> {
     let file = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
+    let mut reader = std::io::BufReader::new(file);
     let mut events = Vec::new();
-    for (i, line) in std::io::BufReader::new(file).lines().enumerate() {
-        let line = line.with_context(|| format!("{}:{}: not readable text", path.display(), i + 1))?;
+    let (mut buf, mut total) = (Vec::new(), 0usize);
+    for i in 0u64.. {
+        let more = super::input::next_line(&mut reader, &mut buf, super::input::MAX_LINE_BYTES)
+            .with_context(|| format!("{}:{}", path.display(), i + 1))?;
+        if !more {
+            break;
+        }
+        total = total.saturating_add(buf.len() + 1);
+        if total > MAX_REPLAY_BYTES {
+            bail!("{}:{}: the replay passes {MAX_REPLAY_BYTES} bytes; split it", path.display(), i + 1);
+        }
+        let line =
+            std::str::from_utf8(&buf).with_context(|| format!("{}:{}: not UTF-8 text", path.display(), i + 1))?;
         if line.trim().is_empty() {
             continue;
         }
-        let event: Event = serde_json::from_str(&line).with_context(|| {
+        let event: Event = serde_json::from_str(line).with_context(|| {
             format!("{}:{}: not a replay event (see DESIGN.md, \"Replay format\")", path.display(), i + 1)
         })?;
         if let Event::ReviewLoop(e) = &event {
@@ -263,6 +275,9 @@ pub fn read_events(path: &Path) -> Result<Vec<Event>> {
     }
     Ok(events)
 }
+
+/// A replay is read whole (and checked) before it runs; this bounds what that may hold.
+pub const MAX_REPLAY_BYTES: usize = 256 << 20;
 
 /// Starts a local gate answering the replies in `path` (see `replay --help`).
 pub fn serve_gate_replies(path: &Path) -> Result<crate::testing::ScriptedServer> {
@@ -354,7 +369,7 @@ pub fn replay(events: &[Event], options: &Options, out: &mut impl Write) -> Resu
             eprint!("\r[{:<50}] {:>3}%", "=".repeat(i * 50 / events.len()), i * 100 / events.len());
         }
         let t = event.t();
-        clock.set(base + t);
+        clock.set(base.saturating_add(t));
         let mut decisions = plugin.tick()?;
         decisions.extend(plugin.pump_activations()?);
         match event {

@@ -1,13 +1,17 @@
-//! The fs capability: named roots mapped to real folders, confined with cap-std.
-//! Absolute paths, `..`, empty components and symlinks anywhere on the path are refused;
-//! the project root is resolved per session, never globally.
+//! The fs capability: named roots mapped to real folders, resolved once when mapped
+//! (`roots.rs`), and every path opened by handle from its root, one component at a time, links
+//! refused at open time (`open.rs`). Only regular files and folders are ever opened; reads are
+//! bounded; a file with more than one hard link is never written (nor read in a skills root).
+//! Absolute paths, `..`, empty components and control characters are refused before any of that.
 
-use cap_std::ambient_authority;
-use cap_std::fs::{Dir, OpenOptions};
+mod open;
+pub mod roots;
+
+use open::Access;
 use std::collections::{BTreeMap, HashMap};
-use std::io::{self, Write};
+use std::io::{Read, Write};
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
-use std::time::UNIX_EPOCH;
 
 /// Which root an operation is confined to.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -27,7 +31,22 @@ pub enum FsErr {
     InvalidPath,
     NoSpace,
     WrongKind,
+    /// A file larger than the host's read bound; the plugin reports it as `too-large`.
+    TooLarge {
+        path: String,
+        size: u64,
+        limit: u64,
+    },
+    /// A file with this many hard links: written nowhere, read nowhere in a skills root.
+    HardLinked(u64),
     Io(String),
+}
+
+impl FsErr {
+    /// The `io` text a too-large read crosses the contract with; every host writes it the same way.
+    pub fn too_large_message(path: &str, size: u64, limit: u64) -> String {
+        format!("too-large: {path} is {size} bytes; the host reads at most {limit}")
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,11 +96,28 @@ impl Default for ProjectRoots {
     }
 }
 
-#[derive(Debug, Clone, Default)]
+/// The default read bound: a quarter of the default instance memory limit (64 MiB), and the
+/// largest supporting file the plugin may be configured to write (`limits.fileBytes`).
+pub const DEFAULT_MAX_READ_BYTES: u64 = 16 << 20;
+
+#[derive(Debug, Clone)]
 pub struct FsConfig {
     pub user_skills: Option<PathBuf>,
     pub state: Option<PathBuf>,
     pub projects: ProjectRoots,
+    /// Reads of larger files fail with `too-large` instead of growing the plugin's memory.
+    pub max_read_bytes: u64,
+}
+
+impl Default for FsConfig {
+    fn default() -> Self {
+        FsConfig {
+            user_skills: None,
+            state: None,
+            projects: ProjectRoots::default(),
+            max_read_bytes: DEFAULT_MAX_READ_BYTES,
+        }
+    }
 }
 
 /// Injected failures for tests: the n-th (1-based) write or rename fails.
@@ -95,31 +131,43 @@ pub struct FsFaults {
 pub struct FsCap {
     config: FsConfig,
     cwd_by_session: HashMap<String, String>,
-    dirs: HashMap<PathBuf, Dir>,
+    /// Project roots resolved once per session (`None`: refused, see `warnings`).
+    projects: HashMap<String, Option<PathBuf>>,
+    /// Root folders opened once, by real path.
+    dirs: HashMap<PathBuf, OwnedFd>,
     faults: FsFaults,
     writes: u64,
     renames: u64,
     /// Directory entries skipped because their names are not UTF-8.
     pub skipped_non_utf8: u64,
+    /// Sentences for the host's log (a refused project root, a hard-linked file); drained by the caller.
+    pub warnings: Vec<String>,
 }
 
 impl FsCap {
-    pub fn new(config: FsConfig, faults: FsFaults) -> FsCap {
+    /// User and state roots are resolved to their real paths here, once.
+    pub fn new(mut config: FsConfig, faults: FsFaults) -> FsCap {
+        config.user_skills = config.user_skills.as_deref().map(roots::real_path);
+        config.state = config.state.as_deref().map(roots::real_path);
         FsCap {
             config,
             cwd_by_session: HashMap::new(),
+            projects: HashMap::new(),
             dirs: HashMap::new(),
             faults,
             writes: 0,
             renames: 0,
             skipped_non_utf8: 0,
+            warnings: Vec::new(),
         }
     }
 
-    /// Remembers a session's cwd (the host learns it from every call context).
+    /// Remembers a session's cwd (the host learns it from every call context). A project root
+    /// is resolved once; a new cwd resolves it again.
     pub fn note_session(&mut self, session: &str, cwd: &str) {
         if !cwd.is_empty() && self.cwd_by_session.get(session).map(String::as_str) != Some(cwd) {
             self.cwd_by_session.insert(session.to_string(), cwd.to_string());
+            self.projects.remove(session);
         }
     }
 
@@ -129,49 +177,91 @@ impl FsCap {
     }
 
     /// The real folder behind a root, if mapped.
-    pub fn root_path(&self, root: &RootRef) -> Option<PathBuf> {
+    pub fn root_path(&mut self, root: &RootRef) -> Option<PathBuf> {
         match root {
             RootRef::UserSkills => self.config.user_skills.clone(),
             RootRef::State => self.config.state.clone(),
             RootRef::ProjectSkills(session) => {
-                let projects = &self.config.projects;
-                if let Some(path) = projects.sessions.get(session) {
-                    return Some(path.clone());
+                if let Some(resolved) = self.projects.get(session) {
+                    return resolved.clone();
                 }
-                let discovered = projects
-                    .discover
-                    .then(|| self.cwd_by_session.get(session).map(Path::new))
-                    .flatten()
-                    .filter(|cwd| cwd.is_absolute())
-                    .and_then(|cwd| cwd.ancestors().find(|dir| projects.markers.iter().any(|m| dir.join(m).exists())))
-                    .map(|project| project.join(&projects.skills_subdir));
-                discovered.or_else(|| projects.default_project.clone())
+                let resolved = self.resolve_project(session);
+                self.projects.insert(session.clone(), resolved.clone());
+                resolved
             }
         }
     }
 
-    pub fn has_root(&self, root: &RootRef) -> bool {
+    /// The configured or discovered project skills folder of a session, checked against its project.
+    fn resolve_project(&mut self, session: &str) -> Option<PathBuf> {
+        let projects = &self.config.projects;
+        let (skills, project) = if let Some(path) = projects.sessions.get(session) {
+            (path.clone(), roots::project_of(path, &projects.markers))
+        } else if let Some(project) = projects
+            .discover
+            .then(|| self.cwd_by_session.get(session).map(Path::new))
+            .flatten()
+            .filter(|cwd| cwd.is_absolute())
+            .and_then(|cwd| cwd.ancestors().find(|dir| projects.markers.iter().any(|m| dir.join(m).exists())))
+        {
+            (project.join(&projects.skills_subdir), project.to_path_buf())
+        } else {
+            let path = projects.default_project.clone()?;
+            let project = roots::project_of(&path, &projects.markers);
+            (path, project)
+        };
+        match roots::resolve_project(&skills, &project) {
+            Ok(real) => Some(real),
+            Err(warning) => {
+                self.warnings.push(warning);
+                None
+            }
+        }
+    }
+
+    pub fn has_root(&mut self, root: &RootRef) -> bool {
         self.root_path(root).is_some()
     }
 
-    /// Opens (and caches) the root folder; `create` makes it when missing.
-    fn dir(&mut self, root: &RootRef, create: bool) -> Result<&Dir, FsErr> {
+    /// The user and state roots as resolved at start-up (for `inspect`).
+    pub fn describe_roots(&self) -> Vec<(&'static str, Option<PathBuf>)> {
+        vec![("user-skills", self.config.user_skills.clone()), ("state", self.config.state.clone())]
+    }
+
+    /// Opens (and caches) the root folder by its real path; `create` makes it when missing.
+    fn dir(&mut self, root: &RootRef, create: bool) -> Result<&OwnedFd, FsErr> {
         let path = self.root_path(root).ok_or(FsErr::NotPermitted)?;
         if !self.dirs.contains_key(&path) {
             if create {
                 std::fs::create_dir_all(&path).map_err(io_err)?;
             }
-            let dir = Dir::open_ambient_dir(&path, ambient_authority()).map_err(io_err)?;
-            self.dirs.insert(path.clone(), dir);
+            let flags = rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC;
+            let fd = rustix::fs::open(&path, flags, rustix::fs::Mode::empty()).map_err(open::errno)?;
+            self.dirs.insert(path.clone(), fd);
         }
         self.dirs.get(&path).ok_or(FsErr::NotPermitted)
     }
 
+    fn is_skills_root(root: &RootRef) -> bool {
+        !matches!(root, RootRef::State)
+    }
+
     pub fn read(&mut self, root: &RootRef, path: &str) -> Result<Vec<u8>, FsErr> {
         validate(path)?;
+        let limit = self.config.max_read_bytes;
         let dir = self.dir(root, false)?;
-        refuse_symlinks(dir, path)?;
-        dir.read(path).map_err(io_err)
+        let (fd, st) = open::open_file(dir, path, Access::Read, Self::is_skills_root(root))?;
+        let size = open::unsigned(st.st_size);
+        if size > limit {
+            return Err(FsErr::TooLarge { path: path.to_string(), size, limit });
+        }
+        let mut data = Vec::with_capacity(size as usize);
+        std::fs::File::from(fd).take(limit.saturating_add(1)).read_to_end(&mut data).map_err(io_err)?;
+        if data.len() as u64 > limit {
+            // It grew while we read it.
+            return Err(FsErr::TooLarge { path: path.to_string(), size: data.len() as u64, limit });
+        }
+        Ok(data)
     }
 
     pub fn write(&mut self, root: &RootRef, path: &str, data: &[u8], mode: Mode) -> Result<(), FsErr> {
@@ -181,15 +271,13 @@ impl FsCap {
             return Err(self.injected());
         }
         let dir = self.dir(root, true)?;
-        refuse_symlinks(dir, path)?;
-        make_parent(dir, path)?;
-        let mut options = OpenOptions::new();
-        match mode {
-            Mode::CreateNew => options.write(true).create_new(true),
-            Mode::Truncate => options.write(true).create(true).truncate(true),
-            Mode::Append => options.append(true).create(true),
+        let access = match mode {
+            Mode::CreateNew => Access::CreateNew,
+            Mode::Truncate => Access::Truncate,
+            Mode::Append => Access::Append,
         };
-        let mut file = dir.open_with(path, &options).map_err(io_err)?;
+        let (fd, _) = open::open_file(dir, path, access, true)?;
+        let mut file = std::fs::File::from(fd);
         file.write_all(data).map_err(io_err)?;
         file.flush().map_err(io_err)
     }
@@ -202,64 +290,86 @@ impl FsCap {
             return Err(self.injected());
         }
         let dir = self.dir(root, true)?;
-        refuse_symlinks(dir, from)?;
-        refuse_symlinks(dir, to)?;
-        make_parent(dir, to)?;
-        dir.rename(from, dir, to).map_err(io_err)
+        let ((from_parent, from_name), (to_parent, to_name)) = (open::split(from), open::split(to));
+        let source = open::open_dir(dir, from_parent, false)?;
+        let st = open::lstat(&source, from_name)?;
+        if open::kind_of(&st) == Kind::Symlink {
+            return Err(FsErr::Symlink);
+        }
+        let target = open::open_dir(dir, to_parent, true)?;
+        if let Ok(existing) = open::lstat(&target, to_name)
+            && open::kind_of(&existing) == Kind::Symlink
+        {
+            return Err(FsErr::Symlink);
+        }
+        rustix::fs::renameat(&source, from_name, &target, to_name).map_err(open::errno)
     }
 
     pub fn remove_file(&mut self, root: &RootRef, path: &str) -> Result<(), FsErr> {
-        validate(path)?;
-        let dir = self.dir(root, false)?;
-        refuse_symlinks(dir, path)?;
-        dir.remove_file(path).map_err(io_err)
+        self.remove(root, path, Kind::File)
     }
 
     pub fn remove_dir(&mut self, root: &RootRef, path: &str) -> Result<(), FsErr> {
+        self.remove(root, path, Kind::Dir)
+    }
+
+    /// Removes the entry at `path` when it is of `kind`, through its parent's handle (never a link).
+    fn remove(&mut self, root: &RootRef, path: &str, kind: Kind) -> Result<(), FsErr> {
         validate(path)?;
         let dir = self.dir(root, false)?;
-        refuse_symlinks(dir, path)?;
-        dir.remove_dir(path).map_err(io_err)
+        let (parent, name) = open::split(path);
+        let parent = open::open_dir(dir, parent, false)?;
+        let found = open::kind_of(&open::lstat(&parent, name)?);
+        if found == Kind::Symlink {
+            return Err(FsErr::Symlink);
+        }
+        if found != kind {
+            return Err(FsErr::WrongKind);
+        }
+        let flags = if kind == Kind::Dir { rustix::fs::AtFlags::REMOVEDIR } else { rustix::fs::AtFlags::empty() };
+        rustix::fs::unlinkat(&parent, name, flags).map_err(open::errno)
     }
 
     pub fn create_dir_all(&mut self, root: &RootRef, path: &str) -> Result<(), FsErr> {
         validate(path)?;
         let dir = self.dir(root, true)?;
-        refuse_symlinks(dir, path)?;
-        dir.create_dir_all(path).map_err(io_err)
+        open::open_dir(dir, path, true).map(drop)
     }
 
     /// Entries sorted by name. "" lists the root; a root folder not created yet is empty.
-    /// Names that are not UTF-8 are skipped (and counted), never passed on mangled.
+    /// Names that are not UTF-8 are skipped (and counted), never passed on mangled. Special
+    /// files are listed as files: opening one is `wrong-kind`, so the plugin reports that entry.
     pub fn list_dir(&mut self, root: &RootRef, path: &str) -> Result<Vec<(String, Kind)>, FsErr> {
-        let entries = if path.is_empty() {
+        let folder = if path.is_empty() {
             match self.dir(root, false) {
-                Ok(dir) => dir.entries().map_err(io_err)?,
+                Ok(dir) => open::open_dir(dir, "", false)?,
                 Err(FsErr::NotFound) => return Ok(Vec::new()),
                 Err(err) => return Err(err),
             }
         } else {
             validate(path)?;
             let dir = self.dir(root, false)?;
-            refuse_symlinks(dir, path)?;
-            dir.read_dir(path).map_err(io_err)?
+            open::open_dir(dir, path, false)?
         };
         let mut out = Vec::new();
-        for entry in entries {
-            let entry = entry.map_err(io_err)?;
-            let Ok(name) = entry.file_name().into_string() else {
+        let mut entries = rustix::fs::Dir::read_from(&folder).map_err(open::errno)?;
+        while let Some(entry) = entries.read() {
+            let entry = entry.map_err(open::errno)?;
+            let bytes = entry.file_name().to_bytes();
+            if bytes == b"." || bytes == b".." {
+                continue;
+            }
+            let Ok(name) = std::str::from_utf8(bytes) else {
                 self.skipped_non_utf8 += 1;
                 continue;
             };
-            let file_type = entry.file_type().map_err(io_err)?;
-            let kind = if file_type.is_symlink() {
-                Kind::Symlink
-            } else if file_type.is_dir() {
-                Kind::Dir
-            } else {
-                Kind::File
+            let kind = match entry.file_type() {
+                rustix::fs::FileType::Symlink => Kind::Symlink,
+                rustix::fs::FileType::Directory => Kind::Dir,
+                rustix::fs::FileType::Unknown => open::kind_of(&open::lstat(&folder, name)?),
+                _ => Kind::File,
             };
-            out.push((name, kind));
+            out.push((name.to_string(), kind));
         }
         out.sort_by(|a, b| a.0.cmp(&b.0));
         Ok(out)
@@ -267,25 +377,17 @@ impl FsCap {
 
     /// Never follows symlinks: a symlink at the end is reported as one; before the end it is refused.
     pub fn stat(&mut self, root: &RootRef, path: &str) -> Result<StatInfo, FsErr> {
+        let dir = self.dir(root, false)?;
         if path.is_empty() {
             // The root folder itself: its mtime tells a caller whether entries came or went.
-            let meta = self.dir(root, false)?.dir_metadata().map_err(io_err)?;
-            return Ok(StatInfo { kind: Kind::Dir, size: 0, modified_ms: modified_ms(&meta) });
+            let st = rustix::fs::fstat(dir).map_err(open::errno)?;
+            return Ok(StatInfo { kind: Kind::Dir, size: 0, modified_ms: open::modified_ms(&st) });
         }
         validate(path)?;
-        let dir = self.dir(root, false)?;
-        if let Some((parent, _)) = path.rsplit_once('/') {
-            refuse_symlinks(dir, parent)?;
-        }
-        let meta = dir.symlink_metadata(path).map_err(io_err)?;
-        let kind = if meta.file_type().is_symlink() {
-            Kind::Symlink
-        } else if meta.is_dir() {
-            Kind::Dir
-        } else {
-            Kind::File
-        };
-        Ok(StatInfo { kind, size: meta.len(), modified_ms: modified_ms(&meta) })
+        let (parent, name) = open::split(path);
+        let parent = open::open_dir(dir, parent, false)?;
+        let st = open::lstat(&parent, name)?;
+        Ok(StatInfo { kind: open::kind_of(&st), size: open::unsigned(st.st_size), modified_ms: open::modified_ms(&st) })
     }
 
     /// `stat` for many paths. On Linux each path costs one `openat2` that refuses any symlink
@@ -293,8 +395,7 @@ impl FsCap {
     pub fn stat_many(&mut self, root: &RootRef, paths: &[String]) -> Vec<Result<StatInfo, FsErr>> {
         #[cfg(target_os = "linux")]
         if let Ok(dir) = self.dir(root, false) {
-            use std::os::fd::AsFd;
-            let fd = dir.as_fd().try_clone_to_owned();
+            let fd = dir.try_clone();
             if let Ok(fd) = fd {
                 return paths.iter().map(|p| fast_stat(&fd, p).unwrap_or_else(|| self.stat(root, p))).collect();
             }
@@ -323,21 +424,14 @@ fn fast_stat(root: &std::os::fd::OwnedFd, path: &str) -> Option<Result<StatInfo,
         Err(_) => return None,
     };
     let st = fstat(&fd).ok()?;
-    let kind = match FileType::from_raw_mode(st.st_mode) {
-        FileType::Directory => Kind::Dir,
-        FileType::Symlink => return None,
-        _ => Kind::File,
-    };
-    let modified_ms = (st.st_mtime as u64).saturating_mul(1000) + (st.st_mtime_nsec as u64) / 1_000_000;
-    Some(Ok(StatInfo { kind, size: st.st_size as u64, modified_ms }))
-}
-
-fn modified_ms(meta: &cap_std::fs::Metadata) -> u64 {
-    meta.modified()
-        .ok()
-        .and_then(|t| t.into_std().duration_since(UNIX_EPOCH).ok())
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
+    if FileType::from_raw_mode(st.st_mode) == FileType::Symlink {
+        return None;
+    }
+    Some(Ok(StatInfo {
+        kind: open::kind_of(&st),
+        size: open::unsigned(st.st_size),
+        modified_ms: open::modified_ms(&st),
+    }))
 }
 
 /// Relative, '/'-separated, no empty, '.' or '..' component, no backslash, NUL or control
@@ -359,38 +453,14 @@ pub fn validate(path: &str) -> Result<(), FsErr> {
     Ok(())
 }
 
-/// Refuses when any existing component of `path` (including the last) is a symlink.
-fn refuse_symlinks(dir: &Dir, path: &str) -> Result<(), FsErr> {
-    let mut end = 0;
-    for component in path.split('/') {
-        end += component.len();
-        let prefix = &path[..end];
-        match dir.symlink_metadata(prefix) {
-            Ok(meta) if meta.file_type().is_symlink() => return Err(FsErr::Symlink),
-            Ok(_) => {}
-            Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(()),
-            Err(err) => return Err(io_err(err)),
-        }
-        end += 1; // the '/'
-    }
-    Ok(())
-}
-
-fn make_parent(dir: &Dir, path: &str) -> Result<(), FsErr> {
-    match path.rsplit_once('/') {
-        Some((parent, _)) => dir.create_dir_all(parent).map_err(io_err),
-        None => Ok(()),
-    }
-}
-
-fn io_err(err: io::Error) -> FsErr {
+fn io_err(err: std::io::Error) -> FsErr {
     match err.kind() {
-        io::ErrorKind::NotFound => FsErr::NotFound,
-        io::ErrorKind::AlreadyExists => FsErr::AlreadyExists,
-        io::ErrorKind::PermissionDenied => FsErr::NotPermitted,
-        io::ErrorKind::StorageFull => FsErr::NoSpace,
-        io::ErrorKind::NotADirectory | io::ErrorKind::IsADirectory => FsErr::WrongKind,
-        io::ErrorKind::DirectoryNotEmpty => FsErr::Io("folder not empty".into()),
+        std::io::ErrorKind::NotFound => FsErr::NotFound,
+        std::io::ErrorKind::AlreadyExists => FsErr::AlreadyExists,
+        std::io::ErrorKind::PermissionDenied => FsErr::NotPermitted,
+        std::io::ErrorKind::StorageFull => FsErr::NoSpace,
+        std::io::ErrorKind::NotADirectory | std::io::ErrorKind::IsADirectory => FsErr::WrongKind,
+        std::io::ErrorKind::DirectoryNotEmpty => FsErr::Io("folder not empty".into()),
         _ => FsErr::Io(err.to_string()),
     }
 }

@@ -1,0 +1,128 @@
+//! Opening paths relative to an already-open root folder, one component at a time, refusing
+//! symlinks at open time (`O_NOFOLLOW` on every component, `O_DIRECTORY` on every folder). There
+//! is no check-then-open anywhere: a folder swapped for a link mid-call is an error, never an
+//! escape. Files are opened non-blocking and checked on the open handle (regular, one link), so a
+//! FIFO never hangs a call and a device is never read.
+
+use super::FsErr;
+use rustix::fs::{self as rfs, AtFlags, FileType, Mode, OFlags, Stat};
+use rustix::io::Errno;
+use std::os::fd::{AsFd, OwnedFd};
+
+const DIR_FLAGS: OFlags = OFlags::RDONLY.union(OFlags::DIRECTORY).union(OFlags::NOFOLLOW).union(OFlags::CLOEXEC);
+const FILE_FLAGS: OFlags = OFlags::NOFOLLOW.union(OFlags::CLOEXEC).union(OFlags::NONBLOCK).union(OFlags::NOCTTY);
+
+/// How a regular file is opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Access {
+    Read,
+    CreateNew,
+    /// Created when missing; truncated only after the handle passed its checks.
+    Truncate,
+    Append,
+}
+
+/// `(parent, name)` of a validated, non-empty path.
+pub(super) fn split(path: &str) -> (&str, &str) {
+    path.rsplit_once('/').unwrap_or(("", path))
+}
+
+/// The folder at `path` ("" is the root itself), walked from `root` without following links;
+/// with `create`, missing folders are made on the way.
+pub(super) fn open_dir(root: impl AsFd, path: &str, create: bool) -> Result<OwnedFd, FsErr> {
+    let mut fd = rfs::openat(root.as_fd(), ".", DIR_FLAGS, Mode::empty()).map_err(errno)?;
+    for name in path.split('/').filter(|c| !c.is_empty()) {
+        fd = match rfs::openat(&fd, name, DIR_FLAGS, Mode::empty()) {
+            Err(Errno::NOENT) if create => {
+                match rfs::mkdirat(&fd, name, Mode::from_raw_mode(0o777)) {
+                    Ok(()) | Err(Errno::EXIST) => {}
+                    Err(err) => return Err(errno(err)),
+                }
+                rfs::openat(&fd, name, DIR_FLAGS, Mode::empty()).map_err(|e| component_error(&fd, name, e))?
+            }
+            Err(err) => return Err(component_error(&fd, name, err)),
+            Ok(next) => next,
+        };
+    }
+    Ok(fd)
+}
+
+/// A regular file at `path`, opened by handle and checked on the handle: anything else is
+/// `wrong-kind`; a file with more than one hard link is `not-permitted` (the reason is returned
+/// in `links`) for writes always and for reads when `single_link_reads` is set.
+pub(super) fn open_file(
+    root: impl AsFd,
+    path: &str,
+    access: Access,
+    single_link_reads: bool,
+) -> Result<(OwnedFd, Stat), FsErr> {
+    let (parent, name) = split(path);
+    let dir = open_dir(root, parent, access != Access::Read)?;
+    let flags = FILE_FLAGS
+        | match access {
+            Access::Read => OFlags::RDONLY,
+            Access::CreateNew => OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL,
+            Access::Truncate => OFlags::WRONLY | OFlags::CREATE,
+            Access::Append => OFlags::WRONLY | OFlags::CREATE | OFlags::APPEND,
+        };
+    let fd = rfs::openat(&dir, name, flags, Mode::from_raw_mode(0o666)).map_err(|e| component_error(&dir, name, e))?;
+    let st = rfs::fstat(&fd).map_err(errno)?;
+    if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+        return Err(FsErr::WrongKind);
+    }
+    if st.st_nlink > 1 && (access != Access::Read || single_link_reads) {
+        return Err(FsErr::HardLinked(unsigned(st.st_nlink)));
+    }
+    if access == Access::Truncate {
+        rfs::ftruncate(&fd, 0).map_err(errno)?;
+    }
+    Ok((fd, st))
+}
+
+/// The entry `name` in `dir`, never following it.
+pub(super) fn lstat(dir: impl AsFd, name: &str) -> Result<Stat, FsErr> {
+    rfs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW).map_err(errno)
+}
+
+pub(super) fn kind_of(st: &Stat) -> super::Kind {
+    match FileType::from_raw_mode(st.st_mode) {
+        FileType::Symlink => super::Kind::Symlink,
+        FileType::Directory => super::Kind::Dir,
+        _ => super::Kind::File,
+    }
+}
+
+pub(super) fn modified_ms(st: &Stat) -> u64 {
+    unsigned(st.st_mtime).saturating_mul(1000).saturating_add(unsigned(st.st_mtime_nsec) / 1_000_000)
+}
+
+/// A `stat` field as u64 (its type differs by platform; a negative value is 0).
+pub(super) fn unsigned<T: TryInto<u64>>(value: T) -> u64 {
+    value.try_into().unwrap_or(0)
+}
+
+/// A failed open of one component: a link there is `symlink`, whatever errno the platform chose
+/// (ELOOP on Linux, EMLINK on FreeBSD, ENOTDIR for a link opened as a folder).
+fn component_error(dir: &OwnedFd, name: &str, err: Errno) -> FsErr {
+    if matches!(err, Errno::LOOP | Errno::MLINK | Errno::NOTDIR)
+        && lstat(dir, name).is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::Symlink)
+    {
+        return FsErr::Symlink;
+    }
+    errno(err)
+}
+
+pub(super) fn errno(err: Errno) -> FsErr {
+    match err {
+        Errno::NOENT => FsErr::NotFound,
+        Errno::EXIST => FsErr::AlreadyExists,
+        Errno::ACCESS | Errno::PERM | Errno::ROFS => FsErr::NotPermitted,
+        Errno::NOSPC | Errno::DQUOT => FsErr::NoSpace,
+        // ENXIO: a FIFO or socket opened for writing; never a regular file.
+        Errno::NOTDIR | Errno::ISDIR | Errno::NXIO => FsErr::WrongKind,
+        Errno::LOOP => FsErr::Symlink,
+        Errno::NAMETOOLONG => FsErr::InvalidPath,
+        Errno::NOTEMPTY => FsErr::Io("folder not empty".into()),
+        other => FsErr::Io(std::io::Error::from(other).to_string()),
+    }
+}

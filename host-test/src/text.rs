@@ -1,0 +1,41 @@
+//! Text shown to a person: control characters and the Unicode controls that reorder or hide
+//! text (bidi overrides, zero-width marks) become visible escapes, so a hostile file name or
+//! message cannot rewrite a terminal line or hide what it says.
+
+use std::borrow::Cow;
+
+fn hidden(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}')
+}
+
+/// `text` with every hidden or control character written as `\u{…}`; unchanged (borrowed) when
+/// there is none.
+pub fn visible(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(hidden) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if hidden(c) {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::visible;
+
+    #[test]
+    fn controls_and_bidi_overrides_become_escapes() {
+        assert_eq!(visible("plain skill"), "plain skill");
+        assert_eq!(visible("a\x1b[2Jb"), "a\\u{1b}[2Jb");
+        assert_eq!(visible("line\nnext\r"), "line\\u{a}next\\u{d}");
+        assert_eq!(visible("evil\u{202e}txt.md"), "evil\\u{202e}txt.md");
+        assert_eq!(visible("zero\u{200b}width"), "zero\\u{200b}width");
+    }
+}
