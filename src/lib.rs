@@ -7,7 +7,7 @@
 //! - `review_loop/`, `feedback/`, `shadow/`: the three engines (seeds 003, 001, 004);
 //! - the shell: `plugin` (dispatch), `active` (state after init), `command/` (`/skills`),
 //!   `config/`, `api` (export shapes), `host` (the port), `adapter` (the only binding-aware file),
-//!   and small shared utilities (`errors`, `time`, `rounds`, `guidance`).
+//!   and small shared utilities (`errors`, `time`, `rounds`, `guidance`, `visible`).
 //!
 //! Dependencies point one way: shell → engines → schedule → library → port and utilities.
 
@@ -25,7 +25,9 @@ pub mod review_loop;
 pub mod rounds;
 pub mod schedule;
 pub mod shadow;
+pub mod state_file;
 pub mod time;
+pub mod visible;
 
 #[cfg(any(test, feature = "fake-host"))]
 pub mod fake;

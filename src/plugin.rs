@@ -9,7 +9,7 @@ use crate::config::{Config, GateKind};
 use crate::errors::ToolError;
 use crate::host::{Host, Level, Root};
 use crate::library::guards::ReadRegistry;
-use crate::library::ledger::Ledger;
+use crate::library::ledger::{Ledger, Record};
 use crate::library::store::ListCache;
 use crate::library::tool_spec as tools;
 use crate::library::{approval, skill_manage};
@@ -60,6 +60,8 @@ impl<H: Host> Plugin<H> {
             warnings,
             config_json: config.to_json().to_string(),
         };
+        // What processes that died mid-operation left (hidden; their names say so).
+        crate::library::cleanup::cleanup(&self.host, &[Root::UserSkills, Root::State], false);
         let pruned = approval::prune(&self.host, config.pending_ttl_days);
         if !pruned.is_empty() {
             self.host.log(
@@ -237,10 +239,9 @@ impl<H: Host> Plugin<H> {
             .and_then(|v| v.get("name").and_then(|n| n.as_str()).map(str::to_string));
         if let Some(name) = &loaded {
             active.reads.mark(&ctx.session, &ctx.agent, name);
-            let ledger = active.ledger(host);
-            ledger.record_use(name, host.now_ms());
-            if let Err(err) = ledger.save(host) {
-                host.log(Level::Warn, &format!("could not save the ledger: {err}"));
+            let now = host.now_ms();
+            if let Err(err) = active.ledger(host).record(host, &[Record::Used(name, now)]) {
+                host.log(Level::Warn, &format!("could not record the use in the ledger: {err}"));
             }
         }
         active.review.tool_result(ctx, event, loaded.as_deref());

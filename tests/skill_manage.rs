@@ -76,7 +76,7 @@ fn create_view_patch_edit_files_and_archive() {
     let archived = h.state_dir().join(out["archive"].as_str().unwrap());
     assert!(archived.join("SKILL.md").is_file() && archived.join("archived.json").is_file());
 
-    let usage: Value = serde_json::from_slice(&std::fs::read(h.state_dir().join("usage.json")).unwrap()).unwrap();
+    let usage = common::usage(&h.state_dir());
     assert!(usage["skills"]["pdf-tables"]["uses"].as_u64().unwrap() >= 4, "{usage}");
 }
 
@@ -228,7 +228,8 @@ fn a_write_before_a_read_is_refused() {
 #[test]
 fn non_utf8_and_symlinked_skill_folders_are_refused() {
     let mut h = library();
-    // Non-UTF-8 bytes in a skill we own: reading it as a skill fails, so it is not mutable.
+    // Non-UTF-8 bytes in a skill we own: an encoding error naming the line, not a question of
+    // ownership (Hardening II); it stays unchangeable until the bytes are fixed.
     let path = h.user_skills().join("owned-skill/SKILL.md");
     let mut bytes = std::fs::read(&path).unwrap();
     bytes.extend_from_slice(b"\xff\xfe\n");
@@ -237,7 +238,7 @@ fn non_utf8_and_symlinked_skill_folders_are_refused() {
     let err = h
         .skill("s1", json!({"action": "patch", "name": "owned-skill", "old_string": "Step", "new_string": "x"}))
         .unwrap_err();
-    assert_eq!(err["code"], "not-owned");
+    assert_eq!(err["code"], "invalid-encoding");
     assert_eq!(snapshot(h.home.path()), before);
 
     let outside = tempfile::tempdir().unwrap();
@@ -328,4 +329,154 @@ fn a_skill_added_by_hand_after_the_last_listing_is_still_caught_as_a_duplicate()
         .unwrap_err();
     assert_eq!(err["code"], "duplicate");
     assert_eq!(err["details"]["closest"][0]["name"], "docker-deploy");
+}
+
+/// Megabytes in any field are refused as `too-large` naming the field, before anything parses
+/// them: no trap on the memory limit, nothing written, and the next call works.
+#[test]
+fn huge_fields_are_refused_before_parsing_and_the_next_call_works() {
+    let mut h = ready("{}");
+    let before = snapshot(h.home.path());
+    let big = |n: usize| "x".repeat(n);
+    let cases = [
+        ("name", json!({"action": "create", "name": big(6 << 20), "description": "d", "body": "b"})),
+        ("description", json!({"action": "create", "name": "ok-name", "description": big(6 << 20), "body": "b"})),
+        ("action", json!({"action": big(8 << 20)})),
+        ("body", json!({"action": "create", "name": "ok-name", "description": "d", "body": big(16 << 20)})),
+        ("arguments", json!({"action": "create", "name": "ok-name", "description": "d", "content": big(25 << 20)})),
+        (
+            "reason",
+            json!({"action": "create", "name": "ok-name", "description": "d", "body": "b", "reason": big(1 << 20)}),
+        ),
+    ];
+    for (field, args) in cases {
+        let err = h.skill("s1", args).expect_err(field);
+        assert_eq!(err["code"], "too-large", "{field}: {err}");
+        assert_eq!(err["details"]["field"], field, "{err}");
+        assert!(err["message"].as_str().unwrap().len() < 200, "the value is never quoted");
+    }
+    let line = format!("show {}", big(40 << 20));
+    let err = h.plugin.command(&self_evolve_host::user_context("s1"), &line).unwrap().unwrap_err();
+    assert!(err.starts_with("too-large: the /skills line is"), "{}", &err[..err.len().min(200)]);
+    assert_eq!(snapshot(h.home.path()), before, "nothing written");
+    let listed = h.skill("s1", json!({"action": "list"})).unwrap();
+    assert!(listed["skills"].is_array(), "the instance still answers: {listed}");
+}
+
+/// Messages say what happened: a bad byte in a skill of ours is an encoding error naming its
+/// line (not `not-owned`); a missing name and a name that never matched its folder are not
+/// "renames".
+#[test]
+fn encoding_and_name_refusals_say_what_happened() {
+    let mut h = ready("{}");
+    create(
+        &mut h,
+        "pdf-tables",
+        "Extract tables from PDF files with pdfplumber. Use when a PDF is given.",
+        "# PDF\n\nUse pdfplumber.\n",
+    );
+    let path = h.user_skills().join("pdf-tables/SKILL.md");
+    let good = std::fs::read(&path).unwrap();
+    let mut bad = good.clone();
+    let at = bad.windows(15).position(|w| w == b"Use pdfplumber.").unwrap() + 2; // in the body
+    bad[at] = 0xff;
+    let line = bad[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+    std::fs::write(&path, &bad).unwrap();
+    let before = snapshot(h.home.path());
+    let err = h
+        .skill("s1", json!({"action": "patch", "name": "pdf-tables", "old_string": "Use", "new_string": "Try"}))
+        .unwrap_err();
+    assert_eq!(err["code"], "invalid-encoding", "{err}");
+    assert_eq!(err["details"]["line"], line, "{err}");
+    assert!(err["message"].as_str().unwrap().contains(&format!("line {line}")), "{err}");
+    assert_eq!(snapshot(h.home.path()), before);
+
+    std::fs::write(&path, &good).unwrap();
+    h.skill("s1", json!({"action": "view", "name": "pdf-tables"})).unwrap();
+    let text = String::from_utf8(good).unwrap();
+    let nameless = text.replacen("name: pdf-tables\n", "", 1);
+    let err = h.skill("s1", json!({"action": "edit", "name": "pdf-tables", "content": nameless})).unwrap_err();
+    assert!(!err["message"].as_str().unwrap().contains("renames"), "{err}");
+    assert!(err["message"].as_str().unwrap().contains("no `name`"), "{err}");
+    let renamed = text.replacen("name: pdf-tables\n", "name: pdf-extract\n", 1);
+    let err = h.skill("s1", json!({"action": "edit", "name": "pdf-tables", "content": renamed.clone()})).unwrap_err();
+    assert!(err["message"].as_str().unwrap().contains("renames `pdf-tables` to `pdf-extract`"), "{err}");
+
+    // A skill whose name never matched its folder: editing it is not a rename.
+    std::fs::write(&path, &renamed).unwrap();
+    h.skill("s1", json!({"action": "view", "name": "pdf-tables"})).unwrap();
+    let err = h
+        .skill("s1", json!({"action": "edit", "name": "pdf-tables", "content": renamed.replace("Use pdfplumber", "Use camelot")}))
+        .unwrap_err();
+    let message = err["message"].as_str().unwrap();
+    assert!(!message.contains("renames") && message.contains("its folder is `pdf-tables`"), "{err}");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), renamed, "nothing written");
+}
+
+/// A credential in a field other than the content (a reason kept in a staged write's manifest and
+/// printed by `/skills pending`, a path that becomes a file name) is refused naming the field.
+#[test]
+fn credentials_in_reason_and_path_are_refused_naming_the_field() {
+    let mut h = ready(r#"{"writeApproval": true}"#);
+    let key = format!("{}{}", "ghp_", "Z7QX3M2K9LPT4WNBZ7QX3M2K9LPT4WNB1234");
+    let before = snapshot(h.home.path());
+    let err = h
+        .skill(
+            "s1",
+            json!({"action": "create", "name": "pdf-tables", "description": "Extract tables from PDF files. Use when a PDF is given.", "body": "# PDF\n", "reason": format!("token {key} works")}),
+        )
+        .unwrap_err();
+    assert_eq!(err["code"], "secret-found", "{err}");
+    assert_eq!(err["details"]["field"], "reason", "{err}");
+    let err = h
+        .skill(
+            "s1",
+            json!({"action": "write_file", "name": "pdf-tables", "file_path": format!("references/{key}.md"), "content": "x"}),
+        )
+        .unwrap_err();
+    assert_eq!(err["code"], "secret-found", "{err}");
+    assert_eq!(err["details"]["field"], "file_path", "{err}");
+    assert!(!err.to_string().contains(&key), "the key is never echoed: {err}");
+    assert_eq!(snapshot(h.home.path()), before, "nothing staged, nothing written");
+}
+
+/// Approval runs the direct write's guards again: a staged create whose name now exists (here a
+/// hand-written flat skill) and a staged file for a skill the user has since taken over are
+/// refused with the direct write's codes, and nothing is written.
+#[test]
+fn approve_rechecks_existence_and_ownership() {
+    let mut h = ready(r#"{"writeApproval": true}"#);
+    let cmd = |h: &mut TestHost, args: &str| h.plugin.command(&self_evolve_host::user_context("s1"), args).unwrap();
+    let staged = h
+        .skill("s1", json!({"action": "create", "name": "pdf-tables", "description": "Extract tables from PDF files. Use when a PDF is given.", "body": "# PDF\n"}))
+        .unwrap();
+    assert_eq!(staged["status"], "staged");
+    std::fs::create_dir_all(h.user_skills()).unwrap();
+    std::fs::write(
+        h.user_skills().join("pdf-tables.md"),
+        "---\nname: pdf-tables\ndescription: Hand-written. Use when testing.\n---\nbody\n",
+    )
+    .unwrap();
+    let before = snapshot(h.home.path());
+    let err = cmd(&mut h, "approve latest").unwrap_err();
+    assert!(err.contains("(exists)"), "{err}");
+    assert_eq!(snapshot(h.home.path()), before, "nothing written, the staged write kept");
+    cmd(&mut h, "reject latest").unwrap();
+    std::fs::remove_file(h.user_skills().join("pdf-tables.md")).unwrap();
+
+    // Ours when staged, taken over before approval: the staged file is refused.
+    h.plugin.command(&self_evolve_host::user_context("s1"), "approval off").unwrap().unwrap();
+    h.skill("s1", json!({"action": "create", "name": "pdf-tables", "description": "Extract tables from PDF files. Use when a PDF is given.", "body": "# PDF\n"}))
+        .unwrap();
+    h.plugin.command(&self_evolve_host::user_context("s1"), "approval on").unwrap().unwrap();
+    let staged = h
+        .skill("s1", json!({"action": "write_file", "name": "pdf-tables", "file_path": "references/more.md", "content": "# More\n"}))
+        .unwrap();
+    assert_eq!(staged["status"], "staged", "{staged}");
+    h.hand_written("pdf-tables", "Taken over by the user. Use when testing.");
+    let before = snapshot(h.home.path());
+    let err = cmd(&mut h, "approve latest").unwrap_err();
+    assert!(err.contains("(not-owned)"), "{err}");
+    assert_eq!(snapshot(h.home.path()), before);
+    assert!(!h.user_skills().join("pdf-tables/references/more.md").exists());
 }

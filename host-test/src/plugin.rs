@@ -171,6 +171,10 @@ impl Plugin {
         name: &str,
         args_json: &str,
     ) -> Result<Result<String, String>, CallError> {
+        // Bounded before it enters the instance: copying it in would cost the instance's memory.
+        if args_json.len() > MAX_ARGS_BYTES {
+            return Ok(Err(too_large_arguments(args_json.len())));
+        }
         self.note(ctx);
         self.guarded("tools.call", |b, s| b.self_evolve_plugin_tools().call_call(s, ctx, name, args_json))
     }
@@ -206,6 +210,9 @@ impl Plugin {
     }
 
     pub fn command(&mut self, ctx: &CallContext, args: &str) -> Result<Result<String, String>, CallError> {
+        if args.len() > MAX_COMMAND_BYTES {
+            return Ok(Err(too_large_command(args.len())));
+        }
         self.note(ctx);
         self.guarded("command.run", |b, s| b.self_evolve_plugin_command().call_run(s, ctx, args))
     }
@@ -367,5 +374,44 @@ pub fn user_context(session: &str) -> CallContext {
         origin: types::Origin::User,
         depth: 0,
         cwd: String::new(),
+    }
+}
+
+/// The plugin's own bound on a `/skills` line (`command::MAX_LINE_BYTES`).
+pub const MAX_COMMAND_BYTES: usize = 64 << 10;
+
+/// The plugin's refusal of a longer `/skills` line, answered by the host.
+pub fn too_large_command(len: usize) -> String {
+    format!(
+        "too-large: the /skills line is {len} bytes; the limit is {MAX_COMMAND_BYTES}; no subcommand takes that much"
+    )
+}
+
+/// The plugin's own bound on tool arguments (`library::tool_args::MAX_ARGS_BYTES`).
+pub const MAX_ARGS_BYTES: usize = 24 << 20;
+
+/// The plugin's `too-large` refusal for arguments, byte for byte, answered by the host so that
+/// text past the bound never enters the instance.
+pub fn too_large_arguments(len: usize) -> String {
+    serde_json::json!({
+        "code": "too-large",
+        "message": format!("`arguments` is {len} bytes; the limit for it is {MAX_ARGS_BYTES}"),
+        "hint": "send a shorter value; put long material in references/ files with write_file",
+        "details": {"field": "arguments", "bytes": len, "limit": MAX_ARGS_BYTES},
+    })
+    .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::too_large_arguments;
+
+    /// The same bytes the plugin answers (pinned in the plugin's `tool_args` tests too).
+    #[test]
+    fn the_host_answers_oversized_arguments_as_the_plugin_would() {
+        assert_eq!(
+            too_large_arguments(30_000_000),
+            r#"{"code":"too-large","details":{"bytes":30000000,"field":"arguments","limit":25165824},"hint":"send a shorter value; put long material in references/ files with write_file","message":"`arguments` is 30000000 bytes; the limit for it is 25165824"}"#
+        );
     }
 }

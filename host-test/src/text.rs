@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 
 fn hidden(c: char) -> bool {
-    c.is_control()
+    (c.is_control() && c != '\t')
         || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}')
 }
 
@@ -26,9 +26,19 @@ pub fn visible(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// `visible` for text of several lines: each line escaped, the newlines between them kept.
+pub fn visible_lines(text: &str) -> String {
+    text.split('\n').map(visible).collect::<Vec<_>>().join("\n")
+}
+
 #[cfg(test)]
 mod tests {
-    use super::visible;
+    use super::{visible, visible_lines};
+
+    #[test]
+    fn lines_keep_their_newlines_and_lose_their_carriage_returns() {
+        assert_eq!(visible_lines("a\r\nb\x1b\n"), "a\\u{d}\nb\\u{1b}\n");
+    }
 
     #[test]
     fn controls_and_bidi_overrides_become_escapes() {

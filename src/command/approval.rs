@@ -5,6 +5,7 @@ use super::{answer, table, usage_error};
 use crate::active::Active;
 use crate::host::{Host, Root};
 use crate::library::approval::{self, APPROVAL_OVERRIDE};
+use crate::library::ledger::Record;
 use crate::library::store::Store;
 use serde_json::json;
 
@@ -18,11 +19,9 @@ pub(super) fn approve(host: &impl Host, active: &mut Active, id: &str, json_mode
     let manifest = approval::approve(host, &id).map_err(|e| format!("{} ({}): {}", e.message, e.code, e.hint))?;
     active.cache.forget(&manifest.root(), &manifest.path);
     let now = host.now_ms();
-    let ledger = active.ledger(host);
     if manifest.operation == "create" {
-        ledger.record_created(&manifest.skill, now);
+        let _ = active.ledger(host).record(host, &[Record::Created(&manifest.skill, now)]);
     }
-    let _ = ledger.save(host);
     let text = format!("approved {}: {} {} ({} scope)", manifest.id, manifest.operation, manifest.path, manifest.scope);
     answer(json_mode, json!({"approved": manifest.id, "path": manifest.path, "operation": manifest.operation}), || text)
 }

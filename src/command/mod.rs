@@ -9,6 +9,9 @@ mod skills;
 use crate::active::Active;
 use crate::api::CallContext;
 use crate::host::Host;
+use crate::library::store::skill_lock;
+use crate::state_file;
+use crate::visible::visible;
 use serde_json::{Value, json};
 
 pub const USAGE: &str = "usage: /skills <subcommand> [--json]
@@ -27,6 +30,9 @@ pub const USAGE: &str = "usage: /skills <subcommand> [--json]
   help                                            this message
 
 Every subcommand accepts --json.";
+
+/// The longest `/skills` line read; every subcommand takes a few words.
+pub const MAX_LINE_BYTES: usize = 64 << 10;
 
 struct Args<'a> {
     words: Vec<&'a str>,
@@ -49,7 +55,24 @@ fn answer(json_mode: bool, value: Value, text: impl FnOnce() -> String) -> Resul
     Ok(if json_mode { value.to_string() } else { text() })
 }
 
+/// Runs a `/skills` line. Text for a person has hidden characters made visible (staged content,
+/// reasons and file names come from agents and repositories); `--json` answers stay exact.
 pub(crate) fn run(host: &impl Host, active: &mut Active, ctx: &CallContext, args: &str) -> Result<String, String> {
+    if args.len() > MAX_LINE_BYTES {
+        return Err(format!(
+            "too-large: the /skills line is {} bytes; the limit is {MAX_LINE_BYTES}; no subcommand takes that much",
+            args.len()
+        ));
+    }
+    let json = parse(args).json;
+    let result = dispatch(host, active, ctx, args);
+    if json {
+        return result;
+    }
+    result.map(|text| visible(&text)).map_err(|text| visible(&text))
+}
+
+fn dispatch(host: &impl Host, active: &mut Active, ctx: &CallContext, args: &str) -> Result<String, String> {
     let a = parse(args);
     let rest = &a.words[a.words.len().min(1)..];
     match a.words.first().copied() {
@@ -62,14 +85,35 @@ pub(crate) fn run(host: &impl Host, active: &mut Active, ctx: &CallContext, args
         Some("approve") => approval::approve(host, active, one_arg(rest, "approve ID")?, a.json),
         Some("reject") => approval::reject(host, one_arg(rest, "reject ID")?, a.json),
         Some("list") => skills::list(host, active, ctx, rest, a.json),
-        Some("pin") => skills::pin(host, active, ctx, one_arg(rest, "pin NAME")?, true, a.json),
-        Some("unpin") => skills::pin(host, active, ctx, one_arg(rest, "unpin NAME")?, false, a.json),
-        Some("archive") => skills::archive(host, active, ctx, one_arg(rest, "archive NAME")?, a.json),
-        Some("restore") => skills::restore(host, active, one_arg(rest, "restore NAME")?, a.json),
+        Some("pin") => {
+            let name = one_arg(rest, "pin NAME")?;
+            locked(host, name, || skills::pin(host, active, ctx, name, true, a.json))
+        }
+        Some("unpin") => {
+            let name = one_arg(rest, "unpin NAME")?;
+            locked(host, name, || skills::pin(host, active, ctx, name, false, a.json))
+        }
+        Some("archive") => {
+            let name = one_arg(rest, "archive NAME")?;
+            locked(host, name, || skills::archive(host, active, ctx, name, a.json))
+        }
+        Some("restore") => {
+            let name = one_arg(rest, "restore NAME")?;
+            locked(host, name, || skills::restore(host, active, name, a.json))
+        }
         Some("curator") => skills::curator(host, active, rest, a.json),
         Some("show") => skills::show(host, ctx, one_arg(rest, "show NAME")?, a.json),
         Some(other) => Err(usage_error(&format!("unknown subcommand `{other}`"))),
     }
+}
+
+/// Runs a change to skill `name` under the lock every writer of it takes.
+fn locked<H: Host>(host: &H, name: &str, f: impl FnOnce() -> Result<String, String>) -> Result<String, String> {
+    let lock =
+        state_file::lock(host, &skill_lock(name)).map_err(|e| format!("{} ({}): {}", e.message, e.code, e.hint))?;
+    let result = f();
+    lock.release(host);
+    result
 }
 
 fn one_arg<'a>(rest: &[&'a str], shape: &str) -> Result<&'a str, String> {

@@ -131,7 +131,9 @@ pub(super) fn list(
         return Err(usage_error(&format!("unknown scope `{s}`: use user or project")));
     }
     let (skills, warnings) = Store::new(host, &ctx.session).list(&mut active.cache);
-    let ledger = active.ledger(host).clone();
+    // What every process recorded, not this process's copy.
+    let ledger = Ledger::load(host);
+    active.ledger = Some(ledger.clone());
     let selected: Vec<_> = skills
         .iter()
         .filter(|s| scope.is_none_or(|want| s.location.scope.as_str() == want))

@@ -4,7 +4,9 @@
 
 use crate::errors::ToolError;
 use crate::host::{FsError, Host, Root, WriteMode};
-use crate::library::store::{Scope, Store, fs_error};
+use crate::library::lint;
+use crate::library::skillfile::SkillFile;
+use crate::library::store::{Scope, Store, fs_error, skill_lock};
 use crate::time;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -164,7 +166,13 @@ pub fn diff(host: &impl Host, id: &str) -> Result<String, ToolError> {
 
 /// Applies a staged write if its target is unchanged since staging.
 pub fn approve(host: &impl Host, id: &str) -> Result<Manifest, ToolError> {
-    let manifest = load(host, id)?;
+    let skill = load(host, id)?.skill;
+    // Under the skill's lock, and only if the staged write is still there: two operators (or
+    // processes) approving the same id apply it once.
+    crate::state_file::with_lock(host, &skill_lock(&skill), || apply(host, id, load(host, id)?))
+}
+
+fn apply(host: &impl Host, id: &str, manifest: Manifest) -> Result<Manifest, ToolError> {
     let root = manifest.root();
     if !host.has_root(&root) {
         return Err(ToolError::new(
@@ -195,9 +203,11 @@ pub fn approve(host: &impl Host, id: &str) -> Result<Manifest, ToolError> {
             if Some(sha256_hex(&new)) != manifest.new_sha256 {
                 return Err(ToolError::new("drift", "the staged bytes were modified", "reject it and stage again"));
             }
+            recheck(&store, &manifest, Some(&new))?;
             store.write_atomic(&root, &manifest.path, &new)?;
         }
         None => {
+            recheck(&store, &manifest, None)?;
             host.remove_file(&root, &manifest.path).map_err(|e| fs_error(e, &manifest.path))?;
             if let Some((dir, _)) = manifest.path.rsplit_once('/') {
                 store.remove_empty_dirs(&root, dir);
@@ -208,10 +218,71 @@ pub fn approve(host: &impl Host, id: &str) -> Result<Manifest, ToolError> {
     Ok(manifest)
 }
 
+/// The guards a direct write runs, run again at approval time (the library may have changed
+/// since staging), refusing with the same codes: a create whose name now exists anywhere, a change
+/// to a skill that is no longer ours or no longer the one that wins its name, a credential.
+fn recheck<H: Host>(store: &Store<'_, H>, manifest: &Manifest, new: Option<&[u8]>) -> Result<(), ToolError> {
+    let name = manifest.skill.as_str();
+    let existing = store.locate(name)?;
+    if manifest.operation == "create" {
+        if let Some(existing) = existing {
+            return Err(ToolError::new(
+                "exists",
+                format!("the {} exists now; approving would create a second `{name}`", existing.describe()),
+                "reject this staged write; patch the existing skill instead",
+            )
+            .with_details(json!({"id": manifest.id, "name": name, "scope": existing.scope.as_str()})));
+        }
+    } else {
+        let Some(location) = existing else {
+            return Err(ToolError::new(
+                "not-found",
+                format!("the skill `{name}` no longer exists"),
+                "reject this staged write",
+            ));
+        };
+        let ours = store
+            .read(&location.root, &location.path())
+            .ok()
+            .and_then(|bytes| SkillFile::parse_bytes(&bytes).ok())
+            .is_some_and(|skill| skill.is_ours());
+        if location.root != manifest.root() || !ours {
+            return Err(ToolError::new(
+                "not-owned",
+                format!(
+                    "the {} is not a skill this plugin wrote any more (taken over, or shadowed by one in another scope)",
+                    location.describe()
+                ),
+                "reject this staged write; hand-written skills are read-only",
+            )
+            .with_details(json!({"id": manifest.id, "name": name, "scope": location.scope.as_str()})));
+        }
+    }
+    if let Some(new) = new {
+        let secrets = lint::scan_secrets(&String::from_utf8_lossy(new));
+        if let Some(first) = secrets.first() {
+            return Err(ToolError::new(
+                "secret-found",
+                format!(
+                    "the staged content holds {} credential(s) ({}); nothing was written",
+                    secrets.len(),
+                    first.rule
+                ),
+                "reject this staged write",
+            )
+            .with_details(json!({"id": manifest.id, "field": "content"})));
+        }
+    }
+    Ok(())
+}
+
 pub fn reject(host: &impl Host, id: &str) -> Result<Manifest, ToolError> {
-    let manifest = load(host, id)?;
-    discard(host, id);
-    Ok(manifest)
+    let skill = load(host, id)?.skill;
+    crate::state_file::with_lock(host, &skill_lock(&skill), || {
+        let manifest = load(host, id)?;
+        discard(host, id);
+        Ok(manifest)
+    })
 }
 
 fn discard(host: &impl Host, id: &str) {

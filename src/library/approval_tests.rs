@@ -19,16 +19,23 @@ fn change<'a>(path: &'a str, old: Option<&'a [u8]>, new: Option<&'a [u8]>) -> Ch
     }
 }
 
+/// A SKILL.md this plugin wrote, with `body`: approval re-checks ownership.
+fn ours(body: &str) -> Vec<u8> {
+    format!("---\nname: pdf\ndescription: Tables from PDFs. Use when a PDF is given.\nmetadata:\n  authored-by: self-evolve\n---\n{body}\n")
+        .into_bytes()
+}
+
 #[test]
 fn stage_then_approve_writes_the_new_bytes_and_clears_the_stage() {
     let host = FakeHost::new(1_000);
-    host.write(&Root::UserSkills, "pdf/SKILL.md", b"old\n", WriteMode::CreateNew).unwrap();
-    let m = stage(&host, &change("pdf/SKILL.md", Some(b"old\n"), Some(b"new\n"))).unwrap();
+    let (old, new) = (ours("old"), ours("new"));
+    host.write(&Root::UserSkills, "pdf/SKILL.md", &old, WriteMode::CreateNew).unwrap();
+    let m = stage(&host, &change("pdf/SKILL.md", Some(&old), Some(&new))).unwrap();
     assert_eq!(list(&host), vec![m.clone()]);
-    assert_eq!(host.file(&Root::UserSkills, "pdf/SKILL.md").unwrap(), b"old\n", "staging does not touch the target");
+    assert_eq!(host.file(&Root::UserSkills, "pdf/SKILL.md").unwrap(), old, "staging does not touch the target");
     assert!(diff(&host, &m.id).unwrap().contains("-old\n+new\n"));
     approve(&host, &m.id).unwrap();
-    assert_eq!(host.file(&Root::UserSkills, "pdf/SKILL.md").unwrap(), b"new\n");
+    assert_eq!(host.file(&Root::UserSkills, "pdf/SKILL.md").unwrap(), new);
     assert!(list(&host).is_empty());
     assert!(host.list_dir(&Root::State, DIR).unwrap().is_empty());
 }

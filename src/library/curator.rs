@@ -4,10 +4,10 @@
 
 use crate::config::CuratorConfig;
 use crate::host::{Host, Level, Root};
-use crate::library::ledger::Ledger;
+use crate::library::ledger::{Ledger, Record};
 use crate::library::skill_manage::archive_location;
 use crate::library::skillfile::{SkillFile, meta};
-use crate::library::store::{Layout, ListCache, Scope, Store};
+use crate::library::store::{Layout, ListCache, Scope, Store, skill_lock};
 use crate::time::{self, MS_PER_DAY};
 use serde::{Deserialize, Serialize};
 
@@ -80,6 +80,11 @@ pub fn pass(
     dry_run: bool,
 ) -> Report {
     let now = host.now_ms();
+    // Decide on what every process recorded, not on this process's copy.
+    *ledger = Ledger::load(host);
+    if !dry_run {
+        crate::library::cleanup::cleanup(host, &[Root::UserSkills, Root::State], true);
+    }
     let store = Store::new(host, "");
     let (listed, _) = store.list(cache);
     let mut report = Report { at: time::iso(now), dry_run, checked: 0, changes: Vec::new(), errors: Vec::new() };
@@ -119,12 +124,20 @@ pub fn pass(
             ),
         };
         if !dry_run {
-            let result = if target == "archived" {
-                archive_location(host, "", &skill.location, &change.reason).map(|_| ())
-            } else {
-                file.set_meta(meta::STATUS, target);
-                store.write_atomic(&skill.location.root, &skill.location.path(), file.to_text().as_bytes())
-            };
+            // Under the skill's lock, and only if the file is still what was judged: an agent's
+            // patch in between wins, and the curator looks again next pass.
+            let result = crate::state_file::with_lock(host, &skill_lock(name), || {
+                let now_bytes = store.read(&skill.location.root, &skill.location.path())?;
+                if now_bytes != bytes {
+                    return Err(crate::state_file::conflict(name));
+                }
+                if target == "archived" {
+                    archive_location(host, "", &skill.location, &change.reason).map(|_| ())
+                } else {
+                    file.set_meta(meta::STATUS, target);
+                    store.write_atomic(&skill.location.root, &skill.location.path(), file.to_text().as_bytes())
+                }
+            });
             cache.forget(&skill.location.root, &skill.location.path());
             if let Err(err) = result {
                 report.errors.push(format!("{name}: {}", err.message));
@@ -134,8 +147,7 @@ pub fn pass(
         report.changes.push(change);
     }
     if !dry_run {
-        ledger.curator_last_run_ms = Some(now);
-        if let Err(err) = ledger.save(host) {
+        if let Err(err) = ledger.record(host, &[Record::CuratorRan(now)]) {
             report.errors.push(format!("ledger: {err}"));
         }
         let text = serde_json::to_vec_pretty(&report).unwrap_or_default();

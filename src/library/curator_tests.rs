@@ -39,6 +39,8 @@ fn setup() -> (FakeHost, Ledger, ListCache, CuratorConfig) {
     ledger.record_use("used-once", START);
     ledger.record_use("pinned-one", START);
     ledger.record_use("hand-written", START);
+    // The ledger is shared state: a pass reads what every process recorded, on disk.
+    ledger.save(&host).unwrap();
     (host, ledger, ListCache::default(), Config::default().curator)
 }
 
@@ -87,7 +89,8 @@ fn a_stale_skill_used_again_becomes_active() {
     host.advance(31 * DAY);
     pass(&host, &config, &mut ledger, &mut cache, false);
     assert_eq!(status(&host, "used-once").as_deref(), Some("stale"));
-    ledger.record_use("used-once", host.now_ms());
+    let now = host.now_ms();
+    ledger.record(&host, &[Record::Used("used-once", now)]).unwrap();
     let report = pass(&host, &config, &mut ledger, &mut cache, false);
     assert!(report.changes.iter().any(|c| c.name == "used-once" && c.to == "active"));
 }

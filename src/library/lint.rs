@@ -211,6 +211,8 @@ const DESTRUCTIVE_RULES: &[(&str, &str, &str)] = &[
 struct Compiled {
     /// All secret rules as one alternation: text with no secrets is scanned in one pass.
     any_secret: Regex,
+    /// The same rules as a set: one pass over a candidate line says which rules to run on it.
+    secret_set: regex::RegexSet,
     secrets: Vec<Regex>,
     destructive: Vec<Regex>,
 }
@@ -223,34 +225,77 @@ fn compiled() -> &'static Compiled {
         let alternation = SECRET_RULES.iter().map(|r| format!("(?:{})", r.pattern)).collect::<Vec<_>>().join("|");
         Compiled {
             any_secret: build(&alternation),
+            secret_set: regex::RegexSet::new(SECRET_RULES.iter().map(|r| r.pattern))
+                .unwrap_or_else(|e| panic!("built-in lint pattern: {e}")),
             secrets: SECRET_RULES.iter().map(|r| build(r.pattern)).collect(),
             destructive: DESTRUCTIVE_RULES.iter().map(|(_, _, p)| build(p)).collect(),
         }
     })
 }
 
-/// Every credential in `text`, one finding per rule and line.
+/// Line numbers for offsets that only grow: each newline is counted once, so numbering every
+/// hit of a scan costs O(text), not O(text) per hit.
+struct LineCounter {
+    offset: usize,
+    line: usize,
+}
+
+impl LineCounter {
+    fn new() -> LineCounter {
+        LineCounter { offset: 0, line: 1 }
+    }
+
+    /// The 1-based line of `offset` (offsets must not go backwards).
+    fn line_at(&mut self, text: &str, offset: usize) -> usize {
+        if offset > self.offset {
+            self.line += memchr_count(&text.as_bytes()[self.offset..offset]);
+            self.offset = offset;
+        }
+        self.line
+    }
+}
+
+fn memchr_count(bytes: &[u8]) -> usize {
+    bytes.iter().filter(|&&b| b == b'\n').count()
+}
+
+/// A scan stops after this many findings: enough to refuse and to show where; a file made of
+/// keys costs no more to refuse than one with a few.
+pub const MAX_SECRET_FINDINGS: usize = 100;
+
+/// Every credential in `text` (at most `MAX_SECRET_FINDINGS`), one finding per rule and line.
+/// Linear in the text: the cheap
+/// `any_secret` prefilter finds candidate lines, each line is scanned by the rules once, hits on
+/// a line already scanned are skipped, and line numbers are counted incrementally.
 pub fn scan_secrets(text: &str) -> Vec<Finding> {
     let c = compiled();
     let mut findings: Vec<Finding> = Vec::new();
-    let mut last_line_start = usize::MAX;
+    let mut seen: std::collections::HashSet<(&'static str, usize)> = std::collections::HashSet::new();
+    let mut lines = LineCounter::new();
+    // The end of the last line scanned: hits before it were covered by that scan.
+    let mut scanned_to = 0;
     for hit in c.any_secret.find_iter(text) {
-        let start = text[..hit.start()].rfind('\n').map_or(0, |i| i + 1);
-        if start == last_line_start {
+        if findings.len() >= MAX_SECRET_FINDINGS {
+            break;
+        }
+        if hit.start() < scanned_to {
             continue;
         }
-        last_line_start = start;
+        // Never looks back past the previous scanned line's end (a newline or the start).
+        let start = text[scanned_to..hit.start()].rfind('\n').map_or(scanned_to, |i| scanned_to + i + 1);
         let end = text[hit.end()..].find('\n').map_or(text.len(), |i| hit.end() + i);
+        scanned_to = end;
         let line_text = &text[start..end];
-        let line = text[..start].matches('\n').count() + 1;
-        for (rule, regex) in SECRET_RULES.iter().zip(&c.secrets) {
+        let line = lines.line_at(text, start);
+        for i in c.secret_set.matches(line_text).iter() {
+            let (rule, regex) = (&SECRET_RULES[i], &c.secrets[i]);
             for m in regex.find_iter(line_text) {
                 let value = m.as_str().trim_start_matches(|ch: char| !ch.is_ascii_alphanumeric() && ch != '-');
                 if rule.gated && !looks_secret(rule.id, value) {
                     continue;
                 }
-                if findings.iter().any(|f| f.rule == rule.id && f.line == line) {
-                    continue;
+                if !seen.insert((rule.id, line)) {
+                    break; // one finding per rule and line
                 }
                 findings.push(Finding {
                     rule: rule.id,
@@ -269,8 +314,9 @@ pub fn scan_destructive(text: &str) -> Vec<Finding> {
     let c = compiled();
     let mut findings = Vec::new();
     for ((id, what, _), regex) in DESTRUCTIVE_RULES.iter().zip(&c.destructive) {
+        let mut lines = LineCounter::new();
         for m in regex.find_iter(text) {
-            let line = text[..m.start()].matches('\n').count() + 1;
+            let line = lines.line_at(text, m.start());
             findings.push(Finding {
                 rule: id,
                 severity: Severity::Warning,

@@ -3,6 +3,7 @@
 
 pub mod approval;
 pub mod check;
+pub mod cleanup;
 pub mod curator;
 pub mod dedupe;
 pub mod frontmatter;
@@ -12,4 +13,5 @@ pub mod lint;
 pub mod skill_manage;
 pub mod skillfile;
 pub mod store;
+pub mod tool_args;
 pub mod tool_spec;

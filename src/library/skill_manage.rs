@@ -6,32 +6,18 @@ use crate::config::Config;
 use crate::errors::ToolError;
 use crate::host::{FsError, Host, Root};
 use crate::library::approval::{self, Change};
+use crate::library::cleanup;
 use crate::library::frontmatter::Value as Yaml;
 use crate::library::guards::ReadRegistry;
-use crate::library::ledger::Ledger;
+use crate::library::ledger::{Ledger, Record};
 use crate::library::lint::{self, Finding};
 use crate::library::skillfile::{self, SkillFile, meta};
-use crate::library::store::{Layout, ListCache, Location, Scope, Store, check_resource_path, fs_error};
+use crate::library::store::{Layout, ListCache, Location, Scope, Store, check_resource_path, fs_error, skill_lock};
+use crate::library::tool_args::{Args, check_sizes};
+use crate::state_file;
 use crate::time;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Value, json};
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Args {
-    pub action: String,
-    pub name: Option<String>,
-    pub scope: Option<String>,
-    pub description: Option<String>,
-    pub body: Option<String>,
-    pub content: Option<String>,
-    pub old_string: Option<String>,
-    pub new_string: Option<String>,
-    #[serde(default)]
-    pub replace_all: bool,
-    pub file_path: Option<String>,
-    pub reason: Option<String>,
-}
 
 /// What the tool needs besides the host: policy and the plugin's in-memory state.
 pub struct Context<'a> {
@@ -47,6 +33,7 @@ pub struct Context<'a> {
 
 /// Runs one call; the result is the JSON text the model reads.
 pub fn run(host: &impl Host, cx: &mut Context, args_json: &str) -> Result<String, ToolError> {
+    check_sizes(args_json, &cx.config.limits)?;
     let args: Args = serde_json::from_str(args_json).map_err(|e| {
         ToolError::new(
             "invalid-args",
@@ -54,15 +41,27 @@ pub fn run(host: &impl Host, cx: &mut Context, args_json: &str) -> Result<String
             "pass a JSON object matching the tool's schema",
         )
     })?;
+    for (field, value) in [("reason", &args.reason), ("file_path", &args.file_path), ("name", &args.name)] {
+        if let Some(value) = value {
+            scan_field(field, value)?;
+        }
+    }
     let value = match args.action.as_str() {
         "list" => return list(host, cx),
         "view" => view(host, cx, &args),
-        "create" => create(host, cx, &args),
-        "patch" => patch(host, cx, &args),
-        "edit" => edit(host, cx, &args),
-        "write_file" => write_file(host, cx, &args),
-        "remove_file" => remove_file(host, cx, &args),
-        "archive" => archive(host, cx, &args),
+        // Every change holds its skill's lock: processes sharing the home take turns, and what
+        // a change was based on is what it replaces (a lost race is `conflict`, never a lost write).
+        action @ ("create" | "patch" | "edit" | "write_file" | "remove_file" | "archive") => {
+            let name = skill_name(&args)?;
+            state_file::with_lock(host, &skill_lock(name), || match action {
+                "create" => create(host, cx, &args),
+                "patch" => patch(host, cx, &args),
+                "edit" => edit(host, cx, &args),
+                "write_file" => write_file(host, cx, &args),
+                "remove_file" => remove_file(host, cx, &args),
+                _ => archive(host, cx, &args),
+            })
+        }
         other => Err(ToolError::new(
             "invalid-args",
             format!("unknown action `{other}`"),
@@ -187,6 +186,18 @@ fn mutable(host: &impl Host, cx: &Context, name: &str) -> Result<(Location, Vec<
     let store = Store::new(host, cx.session);
     let location = find(&store, name)?;
     let bytes = store.read(&location.root, &location.path())?;
+    if let Err(err) = std::str::from_utf8(&bytes) {
+        // A skill of ours with a bad byte is an encoding problem, not a question of ownership.
+        if SkillFile::parse(&String::from_utf8_lossy(&bytes)).is_ok_and(|s| s.is_ours()) {
+            let line = bytes[..err.valid_up_to()].iter().filter(|&&b| b == b'\n').count() + 1;
+            return Err(ToolError::new(
+                "invalid-encoding",
+                format!("{} is not valid UTF-8 at line {line}", location.describe()),
+                "ask the operator to fix or remove the bad byte; the plugin will not rewrite a file it cannot read exactly",
+            )
+            .with_details(json!({"name": name, "path": location.path(), "line": line})));
+        }
+    }
     let skill = SkillFile::parse_bytes(&bytes).ok().filter(SkillFile::is_ours).ok_or_else(|| {
         ToolError::new(
             "not-owned",
@@ -241,6 +252,12 @@ fn check_size(len: usize, limit: usize, what: &str) -> Result<(), ToolError> {
 }
 
 fn scan(text: &str) -> Result<(), ToolError> {
+    scan_field("content", text)
+}
+
+/// Refuses a credential in any field that is stored, shown or sent (the content, a reason kept in
+/// a staged write's manifest, a path that becomes a file name), naming the field.
+fn scan_field(field: &str, text: &str) -> Result<(), ToolError> {
     let secrets = lint::scan_secrets(text);
     if secrets.is_empty() {
         return Ok(());
@@ -249,10 +266,10 @@ fn scan(text: &str) -> Result<(), ToolError> {
         secrets.iter().map(|f| json!({"rule": f.rule, "line": f.line, "message": f.message})).collect();
     Err(ToolError::new(
         "secret-found",
-        format!("the content holds {} credential(s) ({}); nothing was written", secrets.len(), secrets[0].rule),
+        format!("the {field} holds {} credential(s) ({}); nothing was written", secrets.len(), secrets[0].rule),
         "remove the secret and refer to it by name instead, e.g. `$GITHUB_TOKEN` from the environment",
     )
-    .with_details(json!({"findings": findings})))
+    .with_details(json!({"field": field, "findings": findings})))
 }
 
 fn warnings_json(findings: &[Finding]) -> Vec<Value> {
@@ -291,6 +308,16 @@ fn commit(
             "note": "an operator must approve this write (/skills approve ID) before it takes effect",
         })
     } else {
+        // What this change was based on must still be what is on disk (a writer that takes no
+        // lock, such as a person's editor, may have changed it since it was read).
+        let current = match host.read(root, path) {
+            Ok(bytes) => Some(bytes),
+            Err(FsError::NotFound) => None,
+            Err(err) => return Err(fs_error(err, path)),
+        };
+        if current.as_deref() != old {
+            return Err(state_file::conflict(name).with_details(json!({"resource": name, "path": path})));
+        }
         match new {
             Some(bytes) => store.write_atomic(root, path, bytes)?,
             None => {
@@ -309,12 +336,12 @@ fn commit(
     };
     let now = host.now_ms();
     cx.reads.mark(cx.session, cx.agent, name);
+    let mut records = vec![Record::Used(name, now)];
     if operation == "create" {
-        cx.ledger.record_created(name, now);
+        records.insert(0, Record::Created(name, now));
     }
-    cx.ledger.record_use(name, now);
-    if let Err(err) = cx.ledger.save(host) {
-        host.log(crate::host::Level::Warn, &format!("could not save the ledger: {err}"));
+    if let Err(err) = cx.ledger.record(host, &records) {
+        host.log(crate::host::Level::Warn, &format!("could not record the use in the ledger: {err}"));
     }
     Ok(result)
 }
@@ -352,6 +379,24 @@ fn create(host: &impl Host, cx: &mut Context, args: &Args) -> Result<Value, Tool
         .with_details(json!({"name": name, "scope": existing.scope.as_str()})));
     }
     store.refuse_symlinks(&root, name)?;
+    // A folder of that name without a SKILL.md holds someone's files: never adopt them silently.
+    if let Ok(stat) = host.stat(&root, name)
+        && stat.kind == crate::host::EntryKind::Dir
+    {
+        let files = store.package_files(&root, name)?;
+        if !files.is_empty() {
+            return Err(ToolError::new(
+                "exists",
+                format!(
+                    "the {} folder `{name}/` exists without a SKILL.md and holds {} file(s)",
+                    scope.as_str(),
+                    files.len()
+                ),
+                "choose another name, or ask the operator to remove or finish that folder",
+            )
+            .with_details(json!({"name": name, "files": files})));
+        }
+    }
     let closest = store.closest(cx.cache, name, description, 3);
     if closest.first().is_some_and(|m| m.score >= cx.config.duplicate_threshold) {
         let list: Vec<Value> = closest.iter().map(|m| json!({"name": m.name, "score": m.score})).collect();
@@ -415,12 +460,27 @@ fn restamp(host: &impl Host, text: &str, name: &str, previous: &SkillFile) -> Re
         )
         .with_details(json!({"line": e.line}))
     })?;
-    if skill.name() != Some(name) {
-        return Err(ToolError::new(
-            "invalid-frontmatter",
-            format!("the change renames `{name}`; a skill keeps its name"),
-            "create a new skill for a new name",
-        ));
+    let refused = |message: String, hint: String| Err(ToolError::new("invalid-frontmatter", message, hint));
+    match (skill.name(), previous.name()) {
+        (Some(now), _) if now == name => {}
+        (None, _) => {
+            return refused(
+                format!("the result has no `name` in its frontmatter; `{name}` needs `name: {name}`"),
+                format!("keep `name: {name}` in the frontmatter"),
+            );
+        }
+        (Some(now), Some(before)) if now == before => {
+            return refused(
+                format!("the skill's `name` is `{now}` but its folder is `{name}`; a skill's name equals its folder"),
+                format!("set `name: {name}` in the frontmatter"),
+            );
+        }
+        (Some(now), _) => {
+            return refused(
+                format!("the change renames `{name}` to `{now}`; a skill keeps its name"),
+                "create a new skill for a new name".to_string(),
+            );
+        }
     }
     for key in [meta::CREATED_AT, meta::VERSION, meta::PINNED, meta::STATUS] {
         if let (None, Some(value)) = (skill.meta(key), previous.meta(key)) {
@@ -542,8 +602,11 @@ fn archive(host: &impl Host, cx: &mut Context, args: &Args) -> Result<Value, Too
     Ok(json!({"status": "archived", "name": name, "archive": archived}))
 }
 
-/// Copies a skill into `archive/<name>-<time>/` with a note, then removes the original.
-/// A failed copy removes what it copied and leaves the skill in place.
+/// Archives a skill by moves, never copy-then-delete of the live skill: the files are copied into
+/// a hidden `archive/.partial-…` folder, published with one rename, and then the skill leaves its
+/// root with one rename to a hidden `.NAME.archived-…` entry that is removed afterwards. A crash at
+/// any point leaves the skill whole or gone, never half; what a dead call leaves is hidden debris
+/// that `cleanup` removes. Returns the archive folder.
 pub fn archive_location(
     host: &impl Host,
     session: &str,
@@ -553,13 +616,14 @@ pub fn archive_location(
     let store = Store::new(host, session);
     let now = host.now_ms();
     let folder = format!("archive/{}-{now}", location.name);
+    let partial = format!("archive/{}{}-{now}", cleanup::PARTIAL_PREFIX, location.name);
     let files: Vec<(String, String)> = match location.layout {
         Layout::Package => store
             .package_files(&location.root, &location.name)?
             .into_iter()
-            .map(|f| (format!("{}/{f}", location.name), format!("{folder}/{f}")))
+            .map(|f| (format!("{}/{f}", location.name), format!("{partial}/{f}")))
             .collect(),
-        Layout::Flat => vec![(location.path(), format!("{folder}/SKILL.md"))],
+        Layout::Flat => vec![(location.path(), format!("{partial}/SKILL.md"))],
     };
     let note = json!({
         "name": location.name,
@@ -569,35 +633,26 @@ pub fn archive_location(
         "archivedAt": time::iso(now),
         "reason": reason,
     });
-    let mut copied: Vec<String> = Vec::new();
-    let mut copy = || -> Result<(), ToolError> {
+    let copy = || -> Result<(), ToolError> {
         for (from, to) in &files {
             let bytes = store.read(&location.root, from)?;
             host.write(&Root::State, to, &bytes, crate::host::WriteMode::CreateNew).map_err(|e| fs_error(e, to))?;
-            copied.push(to.clone());
         }
-        let note_path = format!("{folder}/archived.json");
+        let note_path = format!("{partial}/archived.json");
         host.write(&Root::State, &note_path, note.to_string().as_bytes(), crate::host::WriteMode::CreateNew)
             .map_err(|e| fs_error(e, &note_path))?;
-        copied.push(note_path);
-        Ok(())
+        host.rename(&Root::State, &partial, &folder).map_err(|e| fs_error(e, &folder))
     };
     if let Err(err) = copy() {
-        for path in &copied {
-            let _ = host.remove_file(&Root::State, path);
-        }
-        for (_, to) in &files {
-            if let Some((dir, _)) = to.rsplit_once('/') {
-                store.remove_empty_dirs(&Root::State, dir);
-            }
-        }
+        cleanup::remove_tree(host, &Root::State, &partial);
         return Err(err);
     }
-    for (from, _) in &files {
-        host.remove_file(&location.root, from).map_err(|e| fs_error(e, from))?;
-        if let Some((dir, _)) = from.rsplit_once('/') {
-            store.remove_empty_dirs(&location.root, dir);
-        }
+    let debris = cleanup::retired_name(&location.path_in_root(), now);
+    if let Err(err) = host.rename(&location.root, &location.path_in_root(), &debris) {
+        // The skill stays where it was; the archive copy is withdrawn.
+        cleanup::remove_tree(host, &Root::State, &folder);
+        return Err(fs_error(err, &location.path_in_root()));
     }
+    cleanup::remove_tree(host, &location.root, &debris);
     Ok(folder)
 }

@@ -3,7 +3,7 @@
 //! stat-validated parse cache, atomic writes, symlink refusal and supporting-file paths.
 
 use crate::errors::ToolError;
-use crate::host::{EntryKind, FsError, Host, Root, WriteMode};
+use crate::host::{EntryKind, FsError, Host, Root};
 use crate::library::dedupe::{Index, Terms, Vocabulary};
 use crate::library::skillfile::SkillFile;
 use serde_json::json;
@@ -48,6 +48,14 @@ impl Location {
     pub fn path(&self) -> String {
         match self.layout {
             Layout::Package => format!("{}/SKILL.md", self.name),
+            Layout::Flat => format!("{}.md", self.name),
+        }
+    }
+
+    /// The entry that is the skill in its root: its folder (package) or its file (flat).
+    pub fn path_in_root(&self) -> String {
+        match self.layout {
+            Layout::Package => self.name.clone(),
             Layout::Flat => format!("{}.md", self.name),
         }
     }
@@ -438,25 +446,9 @@ impl<'a, H: Host> Store<'a, H> {
     /// including a folder the write created.
     pub fn write_atomic(&self, root: &Root, path: &str, bytes: &[u8]) -> Result<(), ToolError> {
         self.refuse_symlinks(root, path)?;
-        let (dir, file) = path.rsplit_once('/').map_or(("", path), |(d, f)| (d, f));
+        let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
         let created_dir = !dir.is_empty() && matches!(self.host.stat(root, dir), Err(FsError::NotFound));
-        let tmp =
-            if dir.is_empty() { format!(".{file}.self-evolve-tmp") } else { format!("{dir}/.{file}.self-evolve-tmp") };
-        let result = (|| {
-            match self.host.write(root, &tmp, bytes, WriteMode::CreateNew) {
-                Err(FsError::AlreadyExists) => {
-                    // A temp file left by an interrupted write: replace it.
-                    self.host.remove_file(root, &tmp).map_err(|e| fs_error(e, &tmp))?;
-                    self.host.write(root, &tmp, bytes, WriteMode::CreateNew).map_err(|e| fs_error(e, &tmp))?;
-                }
-                other => other.map_err(|e| fs_error(e, &tmp))?,
-            }
-            if let Err(err) = self.host.rename(root, &tmp, path) {
-                let _ = self.host.remove_file(root, &tmp);
-                return Err(fs_error(err, path));
-            }
-            Ok(())
-        })();
+        let result = crate::state_file::write_atomic(self.host, root, path, bytes).map_err(|e| fs_error(e, path));
         if result.is_err() && created_dir {
             self.remove_empty_dirs(root, dir);
         }
@@ -483,6 +475,9 @@ impl<'a, H: Host> Store<'a, H> {
             let entries = self.host.list_dir(root, &dir).map_err(|e| fs_error(e, &dir))?;
             for (entry, kind) in entries {
                 let child = if rel.is_empty() { entry } else { format!("{rel}/{entry}") };
+                if crate::library::cleanup::is_debris(entry_name(&child)) {
+                    continue; // a dead write's temp file is not the skill's
+                }
                 match kind {
                     EntryKind::File => out.push(child),
                     EntryKind::Dir => stack.push(child),
@@ -493,6 +488,10 @@ impl<'a, H: Host> Store<'a, H> {
         out.sort();
         Ok(out)
     }
+}
+
+fn entry_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
 }
 
 /// A supporting-file path: `<references|templates|scripts|assets>/…`, plain components only.
@@ -562,4 +561,12 @@ pub fn fs_error(err: FsError, path: &str) -> ToolError {
         )
         .with_details(json!({"path": path})),
     }
+}
+
+/// The lock a change to skill `name` holds (hashed: any folder name makes a valid lock name).
+pub fn skill_lock(name: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(name.as_bytes());
+    let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+    format!("skill-{hex}")
 }

@@ -76,10 +76,7 @@ pub fn save(host: &impl Host, state: &State) -> Result<(), FsError> {
 }
 
 pub fn write_atomic(host: &impl Host, path: &str, bytes: &[u8]) -> Result<(), FsError> {
-    let tmp = format!("{path}.tmp");
-    let _ = host.remove_file(&Root::State, &tmp);
-    host.write(&Root::State, &tmp, bytes, WriteMode::CreateNew)?;
-    host.rename(&Root::State, &tmp, path)
+    crate::state_file::write_atomic(host, &Root::State, path, bytes)
 }
 
 /// Moves the terminal state to `archive/<session>-<started ms>.json`; returns that path.

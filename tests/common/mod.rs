@@ -119,3 +119,42 @@ impl TestHost {
             .unwrap();
     }
 }
+
+/// The usage ledger as every process recorded it: the `usage.json` snapshot with the records of
+/// `usage.log` (and logs rotated for folding) applied, as `{"skills": {name: {uses, createdMs}}}`.
+pub fn usage(state: &std::path::Path) -> serde_json::Value {
+    let mut ledger: serde_json::Value = std::fs::read(state.join("usage.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_else(|| serde_json::json!({"skills": {}}));
+    let folded: Vec<String> = ledger["folded"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect())
+        .unwrap_or_default();
+    let mut logs: Vec<String> = std::fs::read_dir(state)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("usage.log.") && !folded.contains(n))
+        .collect();
+    logs.sort();
+    logs.push("usage.log".into());
+    for log in logs {
+        let text = std::fs::read_to_string(state.join(&log)).unwrap_or_default();
+        for line in text.lines() {
+            let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else { continue };
+            let Some(skill) = v["s"].as_str() else { continue };
+            let entry = &mut ledger["skills"][skill];
+            if let Some(ms) = v["u"].as_u64() {
+                entry["uses"] = (entry["uses"].as_u64().unwrap_or(0) + 1).into();
+                entry["lastUsedMs"] = ms.into();
+            } else if let Some(ms) = v["c"].as_u64()
+                && entry["createdMs"].is_null()
+            {
+                entry["createdMs"] = ms.into();
+            }
+        }
+    }
+    ledger
+}

@@ -141,13 +141,18 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let services: Vec<String> = vec!["commands".to_string()];
             plugin.init("{}", &services)?.map_err(|e| anyhow::anyhow!("{}: {}", e.key, e.message))?;
             let ctx = crate::user_context("cli");
+            // The plugin already shows hidden characters in text answers; the host does too, in
+            // case a plugin does not. A `--json` answer is for programs and stays exact.
+            let shown = |text: String| {
+                if args.iter().any(|a| a == "--json") { text } else { crate::text::visible_lines(&text) }
+            };
             match plugin.command(&ctx, &args.join(" "))? {
                 Ok(text) => {
-                    crate::say!("{text}");
+                    crate::say!("{}", shown(text));
                     Ok(ExitCode::SUCCESS)
                 }
                 Err(text) => {
-                    eprintln!("{text}");
+                    eprintln!("{}", shown(text));
                     Ok(ExitCode::from(2))
                 }
             }

@@ -484,7 +484,7 @@ impl Narrator {
 
     fn note(&mut self, out: &mut impl Write, t: u64, text: &str) -> Result<()> {
         if !self.json {
-            writeln!(out, "{}  {text}", Self::stamp(t))?;
+            writeln!(out, "{}  {}", Self::stamp(t), crate::text::visible_lines(text))?;
         }
         Ok(())
     }
@@ -548,7 +548,8 @@ impl Narrator {
             "review-loop" => review_loop_line(d),
             _ => format!("  {d}"),
         };
-        writeln!(out, "{}{line}", Self::stamp(t))?;
+        // Results quote agents and files: hidden characters are shown, not obeyed.
+        writeln!(out, "{}{}", Self::stamp(t), crate::text::visible_lines(&line))?;
         Ok(())
     }
 }

@@ -106,14 +106,23 @@ export class Plugin {
   }
 
   toolsList() { return this.call('tools.list', (x) => x.tools.list()); }
-  toolsCall(ctx, name, argsJson) { return result(() => this.call('tools.call', (x) => x.tools.call(ctx, name, argsJson))); }
+  toolsCall(ctx, name, argsJson) {
+    // Bounded before it enters the instance: copying it in would cost the instance's memory.
+    const bytes = Buffer.byteLength(argsJson);
+    if (bytes > MAX_ARGS_BYTES) return { ok: false, error: tooLargeArguments(bytes) };
+    return result(() => this.call('tools.call', (x) => x.tools.call(ctx, name, argsJson)));
+  }
   userMessage(ctx, text, human) { return this.call('events.user-message', (x) => x.events.userMessage(ctx, text, human)); }
   assistantMessage(ctx, text) { return this.call('events.assistant-message', (x) => x.events.assistantMessage(ctx, text)); }
   toolResult(ctx, event) { return this.call('events.tool-result', (x) => x.events.toolResult(ctx, event)); }
   turnEnd(ctx, status) { return this.call('events.turn-end', (x) => x.events.turnEnd(ctx, status)); }
   activationEnd(outcome) { return this.call('events.activation-end', (x) => x.events.activationEnd(outcome)); }
   tick() { return this.call('events.tick', (x) => x.events.tick()); }
-  command(ctx, args) { return result(() => this.call('command.run', (x) => x.command.run(ctx, args))); }
+  command(ctx, args) {
+    const bytes = Buffer.byteLength(args);
+    if (bytes > MAX_COMMAND_BYTES) return { ok: false, error: tooLargeCommand(bytes) };
+    return result(() => this.call('command.run', (x) => x.command.run(ctx, args)));
+  }
   guidance() { return this.call('guidance.section', (x) => x.guidance.section()); }
   // The review loop (seed 003). `request` is the WIT record in jco's shape (camelCase fields,
   // `independence` a `{tag, val}` variant, u64 as BigInt); decisions are JSON lines.
@@ -148,6 +157,27 @@ export class Plugin {
     }
     return lines;
   }
+}
+
+/** The plugin's own bound on a `/skills` line (`command::MAX_LINE_BYTES`). */
+export const MAX_COMMAND_BYTES = 64 * 1024;
+
+/** The plugin's refusal of a longer `/skills` line. */
+export function tooLargeCommand(bytes) {
+  return `too-large: the /skills line is ${bytes} bytes; the limit is ${MAX_COMMAND_BYTES}; no subcommand takes that much`;
+}
+
+/** The plugin's own bound on tool arguments (`library::tool_args::MAX_ARGS_BYTES`). */
+export const MAX_ARGS_BYTES = 24 * 1024 * 1024;
+
+/** The plugin's `too-large` refusal for arguments, byte for byte (keys in serde_json's order). */
+export function tooLargeArguments(bytes) {
+  return JSON.stringify({
+    code: 'too-large',
+    details: { bytes, field: 'arguments', limit: MAX_ARGS_BYTES },
+    hint: 'send a shorter value; put long material in references/ files with write_file',
+    message: `\`arguments\` is ${bytes} bytes; the limit for it is ${MAX_ARGS_BYTES}`,
+  });
 }
 
 export function userContext(session) {

@@ -1,0 +1,191 @@
+//! Files that many processes share (one home, several agents, several hosts): atomic replace
+//! through a temp name no other process can hold, and short locks taken with `create-new` and
+//! broken by age, loudly. Built on the fs capability alone: `create-new` is the one atomic claim.
+
+use crate::errors::ToolError;
+use crate::host::{FsError, Host, Level, Root, WriteMode};
+use serde_json::json;
+use std::cell::Cell;
+
+/// Where locks live (the state root).
+pub const LOCK_DIR: &str = "locks";
+/// A lock untouched this long belongs to a process that died mid-operation; it is broken.
+pub const STALE_LOCK_MS: u64 = 10_000;
+/// How long a call waits for a lock another process holds before it answers `conflict`.
+const WAIT_MS: u64 = 500;
+/// Attempts, for clocks that do not move while we wait (a manual clock in a replay).
+const MAX_ATTEMPTS: u32 = 2_000;
+
+thread_local! {
+    static COUNTER: Cell<u64> = const { Cell::new(0) };
+}
+
+/// A token no other call of this instance has used; with the clock, unique enough to tell this
+/// holder's lock from one another process took after breaking ours.
+fn token(host: &impl Host) -> String {
+    let n = COUNTER.with(|c| {
+        c.set(c.get().wrapping_add(1));
+        c.get()
+    });
+    format!("{}-{n}", host.now_ms())
+}
+
+/// Writes `bytes` to `path` atomically: a temp file in the same folder, claimed with
+/// `create-new` under a name this call alone holds, then renamed over the target. A crash leaves
+/// the old file or the new one, and at worst a temp file the next cleanup removes.
+pub fn write_atomic(host: &impl Host, root: &Root, path: &str, bytes: &[u8]) -> Result<(), FsError> {
+    let (dir, file) = path.rsplit_once('/').map_or(("", path), |(d, f)| (d, f));
+    let mut last = FsError::AlreadyExists;
+    for _ in 0..16 {
+        let tmp = temp_name(dir, file, &token(host));
+        match host.write(root, &tmp, bytes, WriteMode::CreateNew) {
+            Ok(()) => {
+                return host.rename(root, &tmp, path).inspect_err(|_| {
+                    let _ = host.remove_file(root, &tmp);
+                });
+            }
+            Err(FsError::AlreadyExists) => last = FsError::AlreadyExists,
+            Err(err) => {
+                let _ = host.remove_file(root, &tmp);
+                return Err(err);
+            }
+        }
+    }
+    Err(last)
+}
+
+/// `.<file>.<token>.self-evolve-tmp` beside the target: hidden, and recognisable as debris.
+pub fn temp_name(dir: &str, file: &str, token: &str) -> String {
+    let name = format!(".{file}.{token}{TEMP_SUFFIX}");
+    if dir.is_empty() { name } else { format!("{dir}/{name}") }
+}
+
+pub const TEMP_SUFFIX: &str = ".self-evolve-tmp";
+
+/// Whether `name` is a temp file of `write_atomic` (possibly left by a dead process).
+pub fn is_temp(name: &str) -> bool {
+    name.starts_with('.') && name.ends_with(TEMP_SUFFIX)
+}
+
+/// A lock this call holds; release it with `release` (a dead holder's lock goes stale).
+#[derive(Debug)]
+pub struct Lock {
+    path: Option<String>,
+    token: String,
+}
+
+impl Lock {
+    pub fn release(self, host: &impl Host) {
+        let Some(path) = self.path else { return };
+        // Only our own: a lock broken as stale and retaken by another process is theirs.
+        let ours = host.read(&Root::State, &path).is_ok_and(|b| b == self.token.as_bytes());
+        if ours {
+            let _ = host.remove_file(&Root::State, &path);
+            // Leave no trace when nothing else is locked (a refusal changes nothing on disk).
+            let _ = host.remove_dir(&Root::State, LOCK_DIR);
+        }
+    }
+}
+
+/// Takes the lock `name` (a short key such as `skill-pdf-tables`), waiting briefly while another
+/// process holds it; a stale lock is broken with a warning. Without a state root there is no
+/// shared place for locks, so the lock is a no-op (a host that maps no state root runs one
+/// process per home). Busy past the wait: `conflict`.
+pub fn lock(host: &impl Host, name: &str) -> Result<Lock, ToolError> {
+    let token = token(host);
+    if !host.has_root(&Root::State) {
+        return Ok(Lock { path: None, token });
+    }
+    let path = format!("{LOCK_DIR}/{name}.lock");
+    let started = host.now_ms();
+    for _ in 0..MAX_ATTEMPTS {
+        match host.write(&Root::State, &path, token.as_bytes(), WriteMode::CreateNew) {
+            Ok(()) => return Ok(Lock { path: Some(path), token }),
+            Err(FsError::AlreadyExists) => {}
+            // Another process removed the empty lock folder between our mkdir and create.
+            Err(FsError::NotFound) => continue,
+            Err(err) => {
+                return Err(ToolError::new(
+                    "io",
+                    format!("could not take the lock `{path}`: {err}"),
+                    "retry once; if it persists, tell the operator",
+                ));
+            }
+        }
+        let now = host.now_ms();
+        if let Some(taken) = taken_ms(host, &path)
+            && now.saturating_sub(taken) > STALE_LOCK_MS
+        {
+            host.log(
+                Level::Warn,
+                &format!(
+                    "breaking the stale lock `{path}` ({} ms old; its process died mid-operation)",
+                    now.saturating_sub(taken)
+                ),
+            );
+            let _ = host.remove_file(&Root::State, &path);
+            continue;
+        }
+        if now.saturating_sub(started) > WAIT_MS {
+            break;
+        }
+    }
+    Err(conflict(name))
+}
+
+/// When the lock at `path` was taken, by the taker's clock (the token starts with it); the file's
+/// mtime when the content is unreadable (a holder that died between create and write).
+fn taken_ms(host: &impl Host, path: &str) -> Option<u64> {
+    match host.read(&Root::State, path) {
+        Ok(bytes) => {
+            let text = String::from_utf8_lossy(&bytes);
+            match text.split('-').next().and_then(|ms| ms.parse().ok()) {
+                Some(ms) => Some(ms),
+                None => host.stat(&Root::State, path).ok().map(|s| s.modified_ms),
+            }
+        }
+        Err(FsError::NotFound) => None,
+        Err(_) => host.stat(&Root::State, path).ok().map(|s| s.modified_ms),
+    }
+}
+
+/// Takes the lock `name` only if it is free right now (or stale): for work that whoever comes
+/// next can do instead, such as folding a log.
+pub fn try_lock(host: &impl Host, name: &str) -> Option<Lock> {
+    let token = token(host);
+    if !host.has_root(&Root::State) {
+        return None;
+    }
+    let path = format!("{LOCK_DIR}/{name}.lock");
+    for _ in 0..2 {
+        match host.write(&Root::State, &path, token.as_bytes(), WriteMode::CreateNew) {
+            Ok(()) => return Some(Lock { path: Some(path), token }),
+            Err(FsError::AlreadyExists) => {}
+            Err(_) => return None,
+        }
+        let stale = taken_ms(host, &path).is_some_and(|t| host.now_ms().saturating_sub(t) > STALE_LOCK_MS);
+        if !stale {
+            return None;
+        }
+        let _ = host.remove_file(&Root::State, &path);
+    }
+    None
+}
+
+/// The refusal for a lost race: nothing was written; the agent reads again and retries.
+pub fn conflict(what: &str) -> ToolError {
+    ToolError::new(
+        "conflict",
+        format!("another process is changing `{what}` right now; nothing was written"),
+        "view the skill again, then retry the change against what is there now",
+    )
+    .with_details(json!({"resource": what}))
+}
+
+/// Runs `f` holding the lock `name`.
+pub fn with_lock<H: Host, T>(host: &H, name: &str, f: impl FnOnce() -> Result<T, ToolError>) -> Result<T, ToolError> {
+    let lock = lock(host, name)?;
+    let result = f();
+    lock.release(host);
+    result
+}
