@@ -480,3 +480,25 @@ fn approve_rechecks_existence_and_ownership() {
     assert_eq!(snapshot(h.home.path()), before);
     assert!(!h.user_skills().join("pdf-tables/references/more.md").exists());
 }
+
+/// Debris of an interrupted archive (a folder holding `references/` but no SKILL.md) is never
+/// adopted by a later `create` of that name; a dead write's hidden temp file is not listed as a
+/// file of the skill.
+#[test]
+fn leftovers_are_never_adopted_or_shown() {
+    let mut h = ready("{}");
+    std::fs::create_dir_all(h.user_skills().join("pdf-tables/references")).unwrap();
+    std::fs::write(h.user_skills().join("pdf-tables/references/old.md"), "left behind\n").unwrap();
+    let before = snapshot(h.home.path());
+    let err = h
+        .skill("s1", json!({"action": "create", "name": "pdf-tables", "description": "Extract tables from PDF files. Use when a PDF is given.", "body": "# PDF\n"}))
+        .unwrap_err();
+    assert_eq!(err["code"], "exists", "{err}");
+    assert_eq!(err["details"]["files"], json!(["references/old.md"]), "{err}");
+    assert_eq!(snapshot(h.home.path()), before);
+
+    create(&mut h, "csv-tables", "Read CSV tables with the csv module. Use when a CSV is given.", "# CSV\n");
+    std::fs::write(h.user_skills().join("csv-tables/.SKILL.md.1767225600000-1.self-evolve-tmp"), "half").unwrap();
+    let view = h.skill("s1", json!({"action": "view", "name": "csv-tables"})).unwrap();
+    assert_eq!(view["files"], json!([]), "{view}");
+}

@@ -309,6 +309,67 @@ pub fn scan_secrets(text: &str) -> Vec<Finding> {
     findings
 }
 
+/// `text` with every credential the scanner finds replaced by `[redacted: RULE]`; `None` when it
+/// holds none. For text the plugin keeps or shows that it did not choose (a reviewer's findings,
+/// a model's reasons): refusing it would lose the work, keeping the key would leak it.
+pub fn redact_secrets(text: &str) -> Option<String> {
+    let c = compiled();
+    let mut spans: Vec<(usize, usize, &'static str)> = Vec::new();
+    let mut scanned_to = 0;
+    for hit in c.any_secret.find_iter(text) {
+        if hit.start() < scanned_to {
+            continue;
+        }
+        let start = text[scanned_to..hit.start()].rfind('\n').map_or(scanned_to, |i| scanned_to + i + 1);
+        let end = text[hit.end()..].find('\n').map_or(text.len(), |i| hit.end() + i);
+        scanned_to = end;
+        let line_text = &text[start..end];
+        for i in c.secret_set.matches(line_text).iter() {
+            let rule = &SECRET_RULES[i];
+            for m in c.secrets[i].find_iter(line_text) {
+                let value = m.as_str().trim_start_matches(|ch: char| !ch.is_ascii_alphanumeric() && ch != '-');
+                if rule.gated && !looks_secret(rule.id, value) {
+                    continue;
+                }
+                let value_start = start + m.end() - value.len();
+                spans.push((value_start, start + m.end(), rule.id));
+            }
+        }
+    }
+    if spans.is_empty() {
+        return None;
+    }
+    spans.sort();
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for (from, to, rule) in spans {
+        if to <= at {
+            continue;
+        }
+        out.push_str(&text[at..from.max(at)]);
+        out.push_str(&format!("[redacted: {rule}]"));
+        at = to;
+    }
+    out.push_str(&text[at..]);
+    Some(out)
+}
+
+/// Redacts every string in a JSON value (keys and numbers stay); returns how many changed.
+pub fn redact_json(value: &mut serde_json::Value) -> usize {
+    match value {
+        serde_json::Value::String(text) => match redact_secrets(text) {
+            Some(clean) => {
+                *text = clean;
+                1
+            }
+            None => 0,
+        },
+        serde_json::Value::Array(items) => items.iter_mut().map(redact_json).sum(),
+        serde_json::Value::Object(map) => map.values_mut().map(redact_json).sum(),
+        _ => 0,
+    }
+}
+
 /// Destructive shell and SQL idioms, as warnings.
 pub fn scan_destructive(text: &str) -> Vec<Finding> {
     let c = compiled();

@@ -117,3 +117,27 @@ fn entropy_separates_random_from_repetitive() {
     assert!(shannon_entropy("q8Zr7kq2Lp9xW3vT") > 3.5);
     assert!(shannon_entropy("aaaaaaaaaaaa") < 0.1);
 }
+
+#[test]
+fn redaction_replaces_the_value_and_keeps_the_rest() {
+    let key = format!("{}{}", "AKIA", "Z7QX3M2K9LPT4WNB");
+    let text = format!("the reviewer saw `aws_access_key_id = {key}` in config.py\nsecond line stays\n");
+    let clean = redact_secrets(&text).expect("a key is redacted");
+    assert!(!clean.contains(&key), "{clean}");
+    assert!(clean.contains("[redacted: ") && clean.ends_with("second line stays\n"), "{clean}");
+    assert_eq!(redact_secrets("nothing secret here, `${API_KEY}` from env"), None);
+    let mut value = serde_json::json!({"findings": [{"claim": text, "line": 3}], "note": "plain"});
+    assert_eq!(redact_json(&mut value), 1);
+    assert!(!value.to_string().contains(&key));
+    assert_eq!(value["findings"][0]["line"], 3);
+}
+
+#[test]
+fn a_file_of_keys_reports_the_first_findings_up_to_the_cap() {
+    // Enough to refuse and to show where; a file made of keys is not scanned to its end.
+    let line = format!("{}{} {}{}\n", "AKIA", "Z7QX3M2K9LPT4WNB", "ghp_", "Z7QX3M2K9LPT4WNBZ7QX3M2K9LPT4WNB1234");
+    let findings = scan_secrets(&line.repeat(20_000));
+    assert_eq!(findings.len(), MAX_SECRET_FINDINGS);
+    assert_eq!(findings[0].line, 1);
+    assert!(findings.iter().all(|f| f.line <= MAX_SECRET_FINDINGS));
+}

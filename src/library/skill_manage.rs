@@ -49,19 +49,12 @@ pub fn run(host: &impl Host, cx: &mut Context, args_json: &str) -> Result<String
     let value = match args.action.as_str() {
         "list" => return list(host, cx),
         "view" => view(host, cx, &args),
-        // Every change holds its skill's lock: processes sharing the home take turns, and what
-        // a change was based on is what it replaces (a lost race is `conflict`, never a lost write).
-        action @ ("create" | "patch" | "edit" | "write_file" | "remove_file" | "archive") => {
-            let name = skill_name(&args)?;
-            state_file::with_lock(host, &skill_lock(name), || match action {
-                "create" => create(host, cx, &args),
-                "patch" => patch(host, cx, &args),
-                "edit" => edit(host, cx, &args),
-                "write_file" => write_file(host, cx, &args),
-                "remove_file" => remove_file(host, cx, &args),
-                _ => archive(host, cx, &args),
-            })
-        }
+        "create" => create(host, cx, &args),
+        "patch" => patch(host, cx, &args),
+        "edit" => edit(host, cx, &args),
+        "write_file" => write_file(host, cx, &args),
+        "remove_file" => remove_file(host, cx, &args),
+        "archive" => archive(host, cx, &args),
         other => Err(ToolError::new(
             "invalid-args",
             format!("unknown action `{other}`"),
@@ -308,25 +301,29 @@ fn commit(
             "note": "an operator must approve this write (/skills approve ID) before it takes effect",
         })
     } else {
-        // What this change was based on must still be what is on disk (a writer that takes no
-        // lock, such as a person's editor, may have changed it since it was read).
-        let current = match host.read(root, path) {
-            Ok(bytes) => Some(bytes),
-            Err(FsError::NotFound) => None,
-            Err(err) => return Err(fs_error(err, path)),
-        };
-        if current.as_deref() != old {
-            return Err(state_file::conflict(name).with_details(json!({"resource": name, "path": path})));
-        }
-        match new {
-            Some(bytes) => store.write_atomic(root, path, bytes)?,
-            None => {
-                host.remove_file(root, path).map_err(|e| fs_error(e, path))?;
-                if let Some((dir, _)) = path.rsplit_once('/') {
-                    store.remove_empty_dirs(root, dir);
+        // Compare and swap under the skill's lock: every process that changes this skill takes
+        // it, and what this change was based on must still be what is on disk (a person's editor
+        // takes no lock). The guards before ran without it, so a refusal leaves no trace.
+        state_file::with_lock(host, &skill_lock(name), || {
+            let current = match host.read(root, path) {
+                Ok(bytes) => Some(bytes),
+                Err(FsError::NotFound) => None,
+                Err(err) => return Err(fs_error(err, path)),
+            };
+            if current.as_deref() != old {
+                return Err(state_file::conflict(name).with_details(json!({"resource": name, "path": path})));
+            }
+            match new {
+                Some(bytes) => store.write_atomic(root, path, bytes),
+                None => {
+                    host.remove_file(root, path).map_err(|e| fs_error(e, path))?;
+                    if let Some((dir, _)) = path.rsplit_once('/') {
+                        store.remove_empty_dirs(root, dir);
+                    }
+                    Ok(())
                 }
             }
-        }
+        })?;
         if operation == "create" {
             cx.cache.forget_file(root, path);
         } else {
@@ -592,12 +589,19 @@ fn remove_file(host: &impl Host, cx: &mut Context, args: &Args) -> Result<Value,
 /// reversible with `/skills restore`.
 fn archive(host: &impl Host, cx: &mut Context, args: &Args) -> Result<Value, ToolError> {
     let name = skill_name(args)?;
-    let (location, _, skill) = mutable(host, cx, name)?;
+    let (location, bytes, skill) = mutable(host, cx, name)?;
     if skill.is_pinned() {
         return Err(ToolError::new("pinned", format!("`{name}` is pinned"), "ask the operator to unpin it first"));
     }
     let reason = args.reason.as_deref().unwrap_or("archived by the agent");
-    let archived = archive_location(host, cx.session, &location, reason)?;
+    let archived = state_file::with_lock(host, &skill_lock(name), || {
+        // The skill as it was judged, or a conflict: another process may have changed it.
+        let store = Store::new(host, cx.session);
+        if store.read(&location.root, &location.path()).ok().as_deref() != Some(bytes.as_slice()) {
+            return Err(state_file::conflict(name));
+        }
+        archive_location(host, cx.session, &location, reason)
+    })?;
     cx.cache.forget(&location.root, &location.path());
     Ok(json!({"status": "archived", "name": name, "archive": archived}))
 }

@@ -2,7 +2,7 @@
 //! `review-loop/<session>.json` in the seed's shape, written atomically; the per-session and
 //! per-repo locks taken with create-new; `<session>.log`; and `archive/<session>-<ts>.json`.
 
-use crate::host::{FsError, Host, Root, WriteMode};
+use crate::host::{FsError, Host, Level, Root, WriteMode};
 use crate::library::approval::sha256_hex;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -72,7 +72,18 @@ pub fn load(host: &impl Host, session: &str) -> Result<Option<State>, String> {
 /// Temp file + rename, so a crash leaves the old state or the new one, never half of one.
 pub fn save(host: &impl Host, state: &State) -> Result<(), FsError> {
     let path = state_path(&state.session_id);
-    write_atomic(host, &path, &serde_json::to_vec_pretty(state).unwrap_or_default())
+    write_atomic(host, &path, &redacted(host, state))
+}
+
+/// The state as JSON with every credential a reviewer quoted redacted: findings are model text
+/// the plugin keeps, and the state root is shared and synced.
+fn redacted(host: &impl Host, state: &State) -> Vec<u8> {
+    let mut value = serde_json::to_value(state).unwrap_or_default();
+    let n = crate::library::lint::redact_json(&mut value);
+    if n > 0 {
+        host.log(Level::Warn, &format!("review loop: redacted {n} credential-bearing text(s) before saving the state"));
+    }
+    serde_json::to_vec_pretty(&value).unwrap_or_default()
 }
 
 pub fn write_atomic(host: &impl Host, path: &str, bytes: &[u8]) -> Result<(), FsError> {
@@ -82,7 +93,7 @@ pub fn write_atomic(host: &impl Host, path: &str, bytes: &[u8]) -> Result<(), Fs
 /// Moves the terminal state to `archive/<session>-<started ms>.json`; returns that path.
 pub fn archive(host: &impl Host, state: &State, started_ms: u64) -> Result<String, FsError> {
     let path = format!("{DIR}/archive/{}-{started_ms}.json", key(&state.session_id));
-    write_atomic(host, &path, &serde_json::to_vec_pretty(state).unwrap_or_default())?;
+    write_atomic(host, &path, &redacted(host, state))?;
     match host.remove_file(&Root::State, &state_path(&state.session_id)) {
         Ok(()) | Err(FsError::NotFound) => Ok(path),
         Err(err) => Err(err),
@@ -107,6 +118,7 @@ pub fn prior_runs(host: &impl Host, session: &str) -> Vec<String> {
 /// Appends one line to `<session>.log`.
 pub fn log(host: &impl Host, session: &str, line: &str) {
     let path = format!("{DIR}/{}.log", key(session));
+    let line = crate::library::lint::redact_secrets(line).unwrap_or_else(|| line.to_string());
     let stamped = format!("{} {line}\n", crate::time::iso(host.now_ms()));
     let _ = host.write(&Root::State, &path, stamped.as_bytes(), WriteMode::Append);
 }
