@@ -263,63 +263,25 @@ fn memchr_count(bytes: &[u8]) -> usize {
 /// keys costs no more to refuse than one with a few.
 pub const MAX_SECRET_FINDINGS: usize = 100;
 
-/// Every credential in `text` (at most `MAX_SECRET_FINDINGS`), one finding per rule and line.
-/// Linear in the text: the cheap
-/// `any_secret` prefilter finds candidate lines, each line is scanned by the rules once, hits on
-/// a line already scanned are skipped, and line numbers are counted incrementally.
-pub fn scan_secrets(text: &str) -> Vec<Finding> {
+/// One credential found: the rule, the offset of its line, and where its value lies in the text.
+struct Hit {
+    rule: &'static Rule,
+    line_start: usize,
+    value: std::ops::Range<usize>,
+}
+
+/// Calls `found` for each credential in `text`, in order, until it says stop. Linear in the
+/// text: the cheap `any_secret` prefilter finds candidate lines, each candidate line is scanned
+/// once (hits on a line already scanned are skipped), and only by the rules the set says match.
+fn each_secret(text: &str, mut found: impl FnMut(Hit) -> std::ops::ControlFlow<()>) {
     let c = compiled();
-    let mut findings: Vec<Finding> = Vec::new();
-    let mut seen: std::collections::HashSet<(&'static str, usize)> = std::collections::HashSet::new();
-    let mut lines = LineCounter::new();
     // The end of the last line scanned: hits before it were covered by that scan.
     let mut scanned_to = 0;
     for hit in c.any_secret.find_iter(text) {
-        if findings.len() >= MAX_SECRET_FINDINGS {
-            break;
-        }
         if hit.start() < scanned_to {
             continue;
         }
         // Never looks back past the previous scanned line's end (a newline or the start).
-        let start = text[scanned_to..hit.start()].rfind('\n').map_or(scanned_to, |i| scanned_to + i + 1);
-        let end = text[hit.end()..].find('\n').map_or(text.len(), |i| hit.end() + i);
-        scanned_to = end;
-        let line_text = &text[start..end];
-        let line = lines.line_at(text, start);
-        for i in c.secret_set.matches(line_text).iter() {
-            let (rule, regex) = (&SECRET_RULES[i], &c.secrets[i]);
-            for m in regex.find_iter(line_text) {
-                let value = m.as_str().trim_start_matches(|ch: char| !ch.is_ascii_alphanumeric() && ch != '-');
-                if rule.gated && !looks_secret(rule.id, value) {
-                    continue;
-                }
-                if !seen.insert((rule.id, line)) {
-                    break; // one finding per rule and line
-                }
-                findings.push(Finding {
-                    rule: rule.id,
-                    severity: Severity::Secret,
-                    line,
-                    message: format!("{} ({})", rule.what, redact(value)),
-                });
-            }
-        }
-    }
-    findings
-}
-
-/// `text` with every credential the scanner finds replaced by `[redacted: RULE]`; `None` when it
-/// holds none. For text the plugin keeps or shows that it did not choose (a reviewer's findings,
-/// a model's reasons): refusing it would lose the work, keeping the key would leak it.
-pub fn redact_secrets(text: &str) -> Option<String> {
-    let c = compiled();
-    let mut spans: Vec<(usize, usize, &'static str)> = Vec::new();
-    let mut scanned_to = 0;
-    for hit in c.any_secret.find_iter(text) {
-        if hit.start() < scanned_to {
-            continue;
-        }
         let start = text[scanned_to..hit.start()].rfind('\n').map_or(scanned_to, |i| scanned_to + i + 1);
         let end = text[hit.end()..].find('\n').map_or(text.len(), |i| hit.end() + i);
         scanned_to = end;
@@ -331,11 +293,48 @@ pub fn redact_secrets(text: &str) -> Option<String> {
                 if rule.gated && !looks_secret(rule.id, value) {
                     continue;
                 }
-                let value_start = start + m.end() - value.len();
-                spans.push((value_start, start + m.end(), rule.id));
+                let value = start + m.end() - value.len()..start + m.end();
+                if found(Hit { rule, line_start: start, value }).is_break() {
+                    return;
+                }
             }
         }
     }
+}
+
+/// Every credential in `text` (at most `MAX_SECRET_FINDINGS`), one finding per rule and line.
+pub fn scan_secrets(text: &str) -> Vec<Finding> {
+    let mut findings: Vec<Finding> = Vec::new();
+    let mut seen: std::collections::HashSet<(&'static str, usize)> = std::collections::HashSet::new();
+    let mut lines = LineCounter::new();
+    each_secret(text, |hit| {
+        let line = lines.line_at(text, hit.line_start);
+        if seen.insert((hit.rule.id, line)) {
+            findings.push(Finding {
+                rule: hit.rule.id,
+                severity: Severity::Secret,
+                line,
+                message: format!("{} ({})", hit.rule.what, redact(&text[hit.value])),
+            });
+        }
+        if findings.len() >= MAX_SECRET_FINDINGS {
+            std::ops::ControlFlow::Break(())
+        } else {
+            std::ops::ControlFlow::Continue(())
+        }
+    });
+    findings
+}
+
+/// `text` with every credential the scanner finds replaced by `[redacted: RULE]`; `None` when it
+/// holds none. For text the plugin keeps or shows that it did not choose (a reviewer's findings,
+/// a model's reasons): refusing it would lose the work, keeping the key would leak it.
+pub fn redact_secrets(text: &str) -> Option<String> {
+    let mut spans: Vec<(usize, usize, &'static str)> = Vec::new();
+    each_secret(text, |hit| {
+        spans.push((hit.value.start, hit.value.end, hit.rule.id));
+        std::ops::ControlFlow::Continue(())
+    });
     if spans.is_empty() {
         return None;
     }
