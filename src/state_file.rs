@@ -99,12 +99,11 @@ pub fn lock(host: &impl Host, name: &str) -> Result<Lock, ToolError> {
     let path = format!("{LOCK_DIR}/{name}.lock");
     let started = host.now_ms();
     for _ in 0..MAX_ATTEMPTS {
-        match host.write(&Root::State, &path, token.as_bytes(), WriteMode::CreateNew) {
-            Ok(()) => return Ok(Lock { path: Some(path), token }),
-            Err(FsError::AlreadyExists) => {}
-            // Another process removed the empty lock folder between our mkdir and create.
-            Err(FsError::NotFound) => continue,
-            Err(err) => {
+        match claim(host, &path, &token) {
+            Claim::Taken => return Ok(Lock { path: Some(path), token }),
+            Claim::Retry => continue,
+            Claim::Busy => {}
+            Claim::Failed(err) => {
                 return Err(ToolError::new(
                     "io",
                     format!("could not take the lock `{path}`: {err}"),
@@ -112,21 +111,7 @@ pub fn lock(host: &impl Host, name: &str) -> Result<Lock, ToolError> {
                 ));
             }
         }
-        let now = host.now_ms();
-        if let Some(taken) = taken_ms(host, &path)
-            && now.saturating_sub(taken) > STALE_LOCK_MS
-        {
-            host.log(
-                Level::Warn,
-                &format!(
-                    "breaking the stale lock `{path}` ({} ms old; its process died mid-operation)",
-                    now.saturating_sub(taken)
-                ),
-            );
-            let _ = host.remove_file(&Root::State, &path);
-            continue;
-        }
-        if now.saturating_sub(started) > WAIT_MS {
+        if host.now_ms().saturating_sub(started) > WAIT_MS {
             break;
         }
     }
@@ -157,19 +142,52 @@ pub fn try_lock(host: &impl Host, name: &str) -> Option<Lock> {
         return None;
     }
     let path = format!("{LOCK_DIR}/{name}.lock");
+    // A second attempt only after a stale lock was broken.
     for _ in 0..2 {
-        match host.write(&Root::State, &path, token.as_bytes(), WriteMode::CreateNew) {
-            Ok(()) => return Some(Lock { path: Some(path), token }),
-            Err(FsError::AlreadyExists) => {}
-            Err(_) => return None,
+        match claim(host, &path, &token) {
+            Claim::Taken => return Some(Lock { path: Some(path), token }),
+            Claim::Retry => continue,
+            Claim::Busy | Claim::Failed(_) => return None,
         }
-        let stale = taken_ms(host, &path).is_some_and(|t| host.now_ms().saturating_sub(t) > STALE_LOCK_MS);
-        if !stale {
-            return None;
-        }
-        let _ = host.remove_file(&Root::State, &path);
     }
     None
+}
+
+/// What one attempt at a lock came to.
+enum Claim {
+    Taken,
+    /// Held by a live process.
+    Busy,
+    /// Worth trying again at once: a stale lock was broken, or the empty lock folder was
+    /// removed by another process between our mkdir and create.
+    Retry,
+    Failed(FsError),
+}
+
+/// One attempt: create the lock file with `create-new`; a lock in the way whose taker's clock
+/// says it is stale is removed, loudly.
+fn claim(host: &impl Host, path: &str, token: &str) -> Claim {
+    match host.write(&Root::State, path, token.as_bytes(), WriteMode::CreateNew) {
+        Ok(()) => return Claim::Taken,
+        Err(FsError::AlreadyExists) => {}
+        Err(FsError::NotFound) => return Claim::Retry,
+        Err(err) => return Claim::Failed(err),
+    }
+    let now = host.now_ms();
+    match taken_ms(host, path) {
+        Some(taken) if now.saturating_sub(taken) > STALE_LOCK_MS => {
+            host.log(
+                Level::Warn,
+                &format!(
+                    "breaking the stale lock `{path}` ({} ms old; its process died mid-operation)",
+                    now.saturating_sub(taken)
+                ),
+            );
+            let _ = host.remove_file(&Root::State, path);
+            Claim::Retry
+        }
+        _ => Claim::Busy,
+    }
 }
 
 /// The refusal for a lost race: nothing was written; the agent reads again and retries.
