@@ -34,7 +34,7 @@ fn every_corpus_skill_parses_validates_and_round_trips() {
         assert!(same_content(&skill.fields, &again.fields), "{folder}: frontmatter changed in the round trip");
         assert_eq!(again.body, skill.body, "{folder}: body changed");
         assert_eq!(again.to_text(), text, "{folder}: serialization is not deterministic");
-        let secrets = self_evolve::library::lint::scan_secrets(&String::from_utf8_lossy(&bytes));
+        let secrets = self_evolve::library::scan::scan_secrets(&String::from_utf8_lossy(&bytes));
         assert!(secrets.is_empty(), "{folder}: false positives {secrets:?}");
     }
 }

@@ -4,7 +4,7 @@
 
 use crate::errors::ToolError;
 use crate::host::{FsError, Host, Root, WriteMode};
-use crate::library::lint;
+
 use crate::library::skillfile::SkillFile;
 use crate::library::store::{Scope, Store, fs_error, skill_lock};
 use crate::time;
@@ -259,7 +259,7 @@ fn recheck<H: Host>(store: &Store<'_, H>, manifest: &Manifest, new: Option<&[u8]
         }
     }
     if let Some(new) = new {
-        let secrets = lint::scan_secrets(&String::from_utf8_lossy(new));
+        let secrets = crate::library::scan::scan_secrets(&String::from_utf8_lossy(new));
         if let Some(first) = secrets.first() {
             return Err(ToolError::new(
                 "secret-found",

@@ -74,7 +74,7 @@ pub fn check(skills: &[SkillInput], duplicate_threshold: f64) -> Vec<Finding> {
         }
         for file in std::iter::once(&skill.skill_md).chain(&skill.resources) {
             let text = String::from_utf8_lossy(&file.bytes);
-            out.extend(lint::scan_secrets(&text).iter().map(|f| from_lint(&file.path, f)));
+            out.extend(crate::library::scan::scan_secrets(&text).iter().map(|f| from_lint(&file.path, f)));
             out.extend(lint::scan_destructive(&text).iter().map(|f| from_lint(&file.path, f)));
         }
     }

@@ -10,6 +10,7 @@ pub mod frontmatter;
 pub mod guards;
 pub mod ledger;
 pub mod lint;
+pub mod scan;
 pub mod skill_manage;
 pub mod skillfile;
 pub mod store;

@@ -11,6 +11,7 @@ use crate::library::frontmatter::Value as Yaml;
 use crate::library::guards::ReadRegistry;
 use crate::library::ledger::{Ledger, Record};
 use crate::library::lint::{self, Finding};
+use crate::library::scan;
 use crate::library::skillfile::{self, SkillFile, meta};
 use crate::library::store::{Layout, ListCache, Location, Scope, Store, check_resource_path, fs_error, skill_lock};
 use crate::library::tool_args::{Args, check_sizes};
@@ -251,7 +252,7 @@ fn scan(text: &str) -> Result<(), ToolError> {
 /// Refuses a credential in any field that is stored, shown or sent (the content, a reason kept in
 /// a staged write's manifest, a path that becomes a file name), naming the field.
 fn scan_field(field: &str, text: &str) -> Result<(), ToolError> {
-    let secrets = lint::scan_secrets(text);
+    let secrets = scan::scan_secrets(text);
     if secrets.is_empty() {
         return Ok(());
     }

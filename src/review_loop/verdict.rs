@@ -186,7 +186,7 @@ pub fn post(host: &impl Host, verdict: &Verdict<'_>) -> Value {
     let edit_last = pr["lastCommentMarked"].as_bool().unwrap_or(false);
     let body = verdict.markdown(head);
     // Findings quote the artifact: a credential in the diff must not ride the verdict onto a PR.
-    let secrets = crate::library::lint::scan_secrets(&body);
+    let secrets = crate::library::scan::scan_secrets(&body);
     if !secrets.is_empty() {
         let mut rules: Vec<&str> = secrets.iter().map(|f| f.rule).collect();
         rules.dedup();

@@ -1,0 +1,334 @@
+//! The credential scanner, run before every write and on every text the plugin stores or shows.
+//!
+//! One pass of an Aho-Corasick automaton finds anchors: token prefixes (`ghp_`, `AKIA`, …),
+//! credential words in key names (`password`, `token`, `key`, …) and shape markers (`://`,
+//! `-----BEGIN`, `machine`, `:5432:`). Each anchor hands its position to its probes, which read a
+//! bounded window from there and judge the value with context (key name, placeholder shape,
+//! entropy, example markers; see `judge`). Linear in the text: a token must start after a byte
+//! that cannot be part of it, so a run of token characters is examined once; keyword and line
+//! probes remember where they stopped and skip anchors inside what they already read.
+//!
+//! Owns: the rule table (`rules`), the probes (`keyed`, `shapes`), the judgements (`judge`),
+//! and the public API (`scan_secrets`, `redact_secrets`, `redact_json`).
+
+mod judge;
+mod keyed;
+mod rules;
+mod shapes;
+
+use crate::library::lint::{Finding, Severity};
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
+use regex::bytes::Regex;
+pub use rules::RuleId;
+use rules::{KEYWORDS, MAX_TOKEN, TOKEN_RULES};
+use std::ops::Range;
+use std::sync::OnceLock;
+
+/// A scan stops after this many findings: enough to refuse and to show where; a file made of
+/// keys costs no more to refuse than one with a few.
+pub const MAX_SECRET_FINDINGS: usize = 100;
+
+/// What an anchor hands its position to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Probe {
+    Token(usize),
+    Keyed,
+    Authorization,
+    Url,
+    Netrc,
+    Pgpass,
+    Mysql,
+    Pem,
+    Base64Pem,
+    Jwt,
+    Sas,
+}
+
+struct Scanner {
+    anchors: AhoCorasick,
+    /// Per anchor pattern, the probes it triggers.
+    probes: Vec<Vec<Probe>>,
+    /// Per token rule, its pattern anchored at the token's start.
+    tokens: Vec<Regex>,
+}
+
+fn scanner() -> &'static Scanner {
+    static SCANNER: OnceLock<Scanner> = OnceLock::new();
+    SCANNER.get_or_init(|| {
+        let mut patterns: Vec<String> = Vec::new();
+        let mut probes: Vec<Vec<Probe>> = Vec::new();
+        let mut add = |pattern: String, probe: Probe| match patterns.iter().position(|p| *p == pattern) {
+            Some(i) => probes[i].push(probe),
+            None => {
+                patterns.push(pattern);
+                probes.push(vec![probe]);
+            }
+        };
+        for (i, rule) in TOKEN_RULES.iter().enumerate() {
+            for anchor in rule.anchors {
+                add((*anchor).to_string(), Probe::Token(i));
+                // `key-id: …` is read by the mailgun rule's anchor; the key rule still needs it.
+                if KEYWORDS.iter().any(|k| anchor.to_ascii_lowercase().starts_with(k)) {
+                    add((*anchor).to_string(), Probe::Keyed);
+                }
+            }
+        }
+        for word in KEYWORDS {
+            let capitalised = format!("{}{}", word[..1].to_ascii_uppercase(), &word[1..]);
+            for spelling in [word.to_string(), word.to_ascii_uppercase(), capitalised] {
+                add(spelling.clone(), Probe::Keyed);
+                if *word == "auth" {
+                    add(spelling, Probe::Authorization);
+                }
+            }
+        }
+        for (anchor, probe) in [
+            ("://", Probe::Url),
+            ("machine", Probe::Netrc),
+            ("mysql", Probe::Mysql),
+            (":5432:", Probe::Pgpass),
+            (":5433:", Probe::Pgpass),
+            (":6432:", Probe::Pgpass),
+            (":*:", Probe::Pgpass),
+            ("-----BEGIN", Probe::Pem),
+            ("LS0tLS1CRUdJTi", Probe::Base64Pem),
+            ("eyJ", Probe::Jwt),
+            ("sig=", Probe::Sas),
+        ] {
+            add(anchor.to_string(), probe);
+        }
+        // Built-in patterns: a failure here is a bug caught by the unit tests, never input.
+        let anchors = AhoCorasick::builder()
+            .match_kind(MatchKind::LeftmostLongest)
+            .kind(Some(AhoCorasickKind::DFA))
+            .build(&patterns)
+            .unwrap_or_else(|e| panic!("scanner anchors: {e}"));
+        let tokens = TOKEN_RULES
+            .iter()
+            .map(|r| Regex::new(&format!("^(?:{})", r.pattern)).unwrap_or_else(|e| panic!("{}: {e}", r.rule.id())))
+            .collect();
+        Scanner { anchors, probes, tokens }
+    })
+}
+
+/// One credential found: its rule and where its value lies in the text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hit {
+    pub rule: RuleId,
+    pub value: Range<usize>,
+}
+
+/// Bytes a token may be made of: a token only starts after a byte outside this set.
+fn token_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'+' | b'~')
+}
+
+/// A probe that reads to the end of its entry and says where it stopped.
+type LineProbe = fn(&[u8], usize) -> (usize, Option<shapes::Found>);
+
+/// Where each kind of probe stopped reading: anchors before it were covered.
+#[derive(Default)]
+struct Covered {
+    keyed: usize,
+    netrc: usize,
+    pgpass: usize,
+    mysql: usize,
+}
+
+/// Calls `found` for each credential in `text`, in order of position, until it says stop.
+pub fn each_secret(text: &str, mut found: impl FnMut(Hit) -> std::ops::ControlFlow<()>) {
+    let s = scanner();
+    let b = text.as_bytes();
+    let mut covered = Covered::default();
+    for m in s.anchors.find_iter(b) {
+        let at = m.start();
+        for &probe in &s.probes[m.pattern().as_usize()] {
+            let hit = match probe {
+                Probe::Token(i) => token(s, b, at, i),
+                Probe::Keyed => {
+                    if at < covered.keyed {
+                        continue;
+                    }
+                    let (examined_to, assignment) = keyed::parse(b, at, covered.keyed);
+                    covered.keyed = covered.keyed.max(examined_to).max(at + 1);
+                    assignment.and_then(|a| {
+                        keyed::judge(&b[a.key.clone()], &b[a.value.clone()]).map(|rule| Hit { rule, value: a.value })
+                    })
+                }
+                Probe::Netrc | Probe::Pgpass | Probe::Mysql => {
+                    let (mark, probe_fn): (&mut usize, LineProbe) = match probe {
+                        Probe::Netrc => (&mut covered.netrc, shapes::netrc),
+                        Probe::Pgpass => (&mut covered.pgpass, shapes::pgpass),
+                        _ => (&mut covered.mysql, shapes::mysql),
+                    };
+                    if at < *mark {
+                        continue;
+                    }
+                    let (examined_to, hit) = probe_fn(b, at);
+                    *mark = examined_to.max(at + 1);
+                    hit.map(|f| Hit { rule: f.rule, value: f.value })
+                }
+                Probe::Authorization => shapes::authorization(b, at).map(|f| Hit { rule: f.rule, value: f.value }),
+                Probe::Url => shapes::url_credentials(b, at).map(|f| Hit { rule: f.rule, value: f.value }),
+                Probe::Pem => shapes::pem(b, at).map(|f| Hit { rule: f.rule, value: f.value }),
+                Probe::Sas => shapes::azure_sas(b, at).map(|f| Hit { rule: f.rule, value: f.value }),
+                Probe::Base64Pem | Probe::Jwt => {
+                    if at > 0 && (token_byte(b[at - 1]) || matches!(b[at - 1], b'/' | b'=')) {
+                        continue;
+                    }
+                    let f = if probe == Probe::Jwt { shapes::jwt(b, at) } else { shapes::base64_pem(b, at) };
+                    f.map(|f| Hit { rule: f.rule, value: f.value })
+                }
+            };
+            if let Some(hit) = hit
+                && found(hit).is_break()
+            {
+                return;
+            }
+        }
+    }
+}
+
+/// A fixed-format token from its anchor: starts after a non-token byte, matches its pattern
+/// within `MAX_TOKEN`, ends before a non-token byte, and its generated part looks generated.
+fn token(s: &Scanner, b: &[u8], at: usize, i: usize) -> Option<Hit> {
+    let rule = &TOKEN_RULES[i];
+    let start = if rule.back > 0 {
+        let class = |c: u8| match rule.rule {
+            RuleId::TelegramBotToken => c.is_ascii_digit(),
+            _ => c.is_ascii_alphanumeric() || matches!(c, b'_' | b'~' | b'.'),
+        };
+        let mut start = at;
+        while start > 0 && at - start <= rule.back && class(b[start - 1]) {
+            start -= 1;
+        }
+        if at - start > rule.back {
+            return None;
+        }
+        start
+    } else {
+        at
+    };
+    if start > 0 && token_byte(b[start - 1]) {
+        return None;
+    }
+    let window = &b[start..(start + MAX_TOKEN).min(b.len())];
+    let m = s.tokens[i].find(window)?;
+    let end = start + m.end();
+    if end <= at || b.get(end).is_some_and(|&c| c.is_ascii_alphanumeric() || c == b'_' || c == b'-') {
+        return None;
+    }
+    let tail = &b[(start + rule.prefix).min(end)..end];
+    judge::random_tail_ok(tail).then_some(Hit { rule: rule.rule, value: start..end })
+}
+
+/// Line numbers for offsets that only grow: each newline is counted once.
+pub struct LineCounter {
+    offset: usize,
+    line: usize,
+}
+
+impl Default for LineCounter {
+    fn default() -> Self {
+        LineCounter { offset: 0, line: 1 }
+    }
+}
+
+impl LineCounter {
+    /// The 1-based line of `offset` (offsets must not go backwards).
+    pub fn line_at(&mut self, text: &str, offset: usize) -> usize {
+        if offset > self.offset {
+            self.line += text.as_bytes()[self.offset..offset].iter().filter(|&&b| b == b'\n').count();
+            self.offset = offset;
+        }
+        self.line
+    }
+}
+
+/// Every credential in `text`, overlaps resolved: where a token rule and a contextual rule name
+/// the same bytes (`GITHUB_TOKEN=ghp_…`), the token rule's hit stays. At most `limit` raw hits
+/// are collected.
+fn resolved_hits(text: &str, limit: usize) -> Vec<Hit> {
+    let mut hits: Vec<Hit> = Vec::new();
+    each_secret(text, |hit| {
+        hits.push(hit);
+        if hits.len() >= limit { std::ops::ControlFlow::Break(()) } else { std::ops::ControlFlow::Continue(()) }
+    });
+    hits.sort_by_key(|h| (h.value.start, h.value.end));
+    let specific: Vec<Range<usize>> = hits.iter().filter(|h| !h.rule.contextual()).map(|h| h.value.clone()).collect();
+    let overlaps = |a: &Range<usize>| specific.iter().any(|s| s.start < a.end && a.start < s.end);
+    hits.retain(|h| !h.rule.contextual() || !overlaps(&h.value));
+    hits
+}
+
+/// Every credential in `text` (at most `MAX_SECRET_FINDINGS`), one finding per rule and line.
+pub fn scan_secrets(text: &str) -> Vec<Finding> {
+    let mut findings: Vec<Finding> = Vec::new();
+    let mut seen: std::collections::HashSet<(RuleId, usize)> = std::collections::HashSet::new();
+    let mut lines = LineCounter::default();
+    for hit in resolved_hits(text, 4 * MAX_SECRET_FINDINGS) {
+        let line = lines.line_at(text, hit.value.start);
+        if seen.insert((hit.rule, line)) {
+            let value = String::from_utf8_lossy(&text.as_bytes()[hit.value.clone()]);
+            findings.push(Finding {
+                rule: hit.rule.id(),
+                severity: Severity::Secret,
+                line,
+                message: format!("{} ({})", hit.rule.what(), redact(&value)),
+            });
+            if findings.len() >= MAX_SECRET_FINDINGS {
+                break;
+            }
+        }
+    }
+    findings
+}
+
+/// `text` with every credential the scanner finds replaced by `[redacted: RULE]`; `None` when it
+/// holds none. For text the plugin keeps or shows that it did not choose (a reviewer's findings,
+/// a model's reasons): refusing it would lose the work, keeping the key would leak it.
+pub fn redact_secrets(text: &str) -> Option<String> {
+    let hits = resolved_hits(text, usize::MAX);
+    if hits.is_empty() {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for hit in hits {
+        if hit.value.end <= at {
+            continue;
+        }
+        // Values are ASCII-delimited, so these are char boundaries; lossy if not.
+        let from = hit.value.start.max(at);
+        out.push_str(text.get(at..from).unwrap_or(""));
+        out.push_str(&format!("[redacted: {}]", hit.rule.id()));
+        at = hit.value.end;
+    }
+    out.push_str(text.get(at..).unwrap_or(""));
+    Some(out)
+}
+
+/// Redacts every string in a JSON value (keys and numbers stay); returns how many changed.
+pub fn redact_json(value: &mut serde_json::Value) -> usize {
+    match value {
+        serde_json::Value::String(text) => match redact_secrets(text) {
+            Some(clean) => {
+                *text = clean;
+                1
+            }
+            None => 0,
+        },
+        serde_json::Value::Array(items) => items.iter_mut().map(redact_json).sum(),
+        serde_json::Value::Object(map) => map.values_mut().map(redact_json).sum(),
+        _ => 0,
+    }
+}
+
+/// Enough to find it, never enough to use it.
+fn redact(value: &str) -> String {
+    let shown: String = value.chars().take(4).collect();
+    format!("{shown}… {} characters, redacted", value.chars().count())
+}
+
+#[cfg(test)]
+mod tests;
