@@ -3,6 +3,7 @@
 
 use super::{answer, table, usage_error};
 use crate::active::Active;
+use crate::api::CallContext;
 use crate::host::{Host, Root};
 use crate::library::approval::{self, APPROVAL_OVERRIDE};
 use crate::library::ledger::Record;
@@ -14,16 +15,70 @@ pub(super) fn diff(host: &impl Host, id: &str, json_mode: bool) -> Result<String
     answer(json_mode, json!({"id": id, "diff": diff}), || diff.clone())
 }
 
-pub(super) fn approve(host: &impl Host, active: &mut Active, id: &str, json_mode: bool) -> Result<String, String> {
+/// `approve ID [--accept-finding RULE]…`: the id and the accepted rules, each named on its own.
+pub(super) fn approve_args<'a>(rest: &[&'a str]) -> Result<(&'a str, Vec<String>), String> {
+    let shape = || usage_error("expected `/skills approve ID [--accept-finding RULE]…`");
+    let (id, mut flags) = match rest {
+        [id, flags @ ..] if !id.starts_with("--") => (*id, flags),
+        _ => return Err(shape()),
+    };
+    let mut accepted = Vec::new();
+    while let [flag, rule, more @ ..] = flags {
+        if *flag != "--accept-finding" || rule.starts_with("--") {
+            return Err(shape());
+        }
+        accepted.push(rule.to_string());
+        flags = more;
+    }
+    if !flags.is_empty() {
+        return Err(shape());
+    }
+    Ok((id, accepted))
+}
+
+pub(super) fn approve(
+    host: &impl Host,
+    active: &mut Active,
+    ctx: &CallContext,
+    id: &str,
+    accepted: &[String],
+    json_mode: bool,
+) -> Result<String, String> {
     let id = resolve_id(host, id)?;
-    let manifest = approval::approve(host, &id).map_err(|e| format!("{} ({}): {}", e.message, e.code, e.hint))?;
+    let approved =
+        approval::approve(host, &id, accepted).map_err(|e| format!("{} ({}): {}", e.message, e.code, e.hint))?;
+    let manifest = &approved.manifest;
     active.cache.forget(&manifest.root(), &manifest.path);
     let now = host.now_ms();
+    let by = format!("operator (session {})", ctx.session);
+    let mut records: Vec<Record> = approved
+        .acknowledged
+        .iter()
+        .map(|f| Record::Accepted { skill: &manifest.skill, finding: f, by: &by, ms: now })
+        .collect();
     if manifest.operation == "create" {
-        let _ = active.ledger(host).record(host, &[Record::Created(&manifest.skill, now)]);
+        records.push(Record::Created(&manifest.skill, now));
     }
-    let text = format!("approved {}: {} {} ({} scope)", manifest.id, manifest.operation, manifest.path, manifest.scope);
-    answer(json_mode, json!({"approved": manifest.id, "path": manifest.path, "operation": manifest.operation}), || text)
+    if !records.is_empty()
+        && let Err(err) = active.ledger(host).record(host, &records)
+    {
+        host.log(crate::host::Level::Warn, &format!("could not record the approval in the ledger: {err}"));
+    }
+    let mut text =
+        format!("approved {}: {} {} ({} scope)", manifest.id, manifest.operation, manifest.path, manifest.scope);
+    if !approved.acknowledged.is_empty() {
+        text.push_str(&format!(
+            "\naccepted as not credentials (recorded in the ledger and in `metadata.accepted-findings`): {}",
+            approved.acknowledged.join(", ")
+        ));
+    }
+    let value = json!({
+        "approved": manifest.id,
+        "path": manifest.path,
+        "operation": manifest.operation,
+        "accepted": approved.acknowledged,
+    });
+    answer(json_mode, value, || text)
 }
 
 pub(super) fn reject(host: &impl Host, id: &str, json_mode: bool) -> Result<String, String> {
@@ -59,23 +114,27 @@ pub(super) fn pending(host: &impl Host, rest: &[&str], json_mode: bool) -> Resul
         return Err(usage_error("`/skills pending` takes no arguments"));
     }
     let manifests = approval::list(host);
+    // The findings column only when a write is held on credential findings.
+    let any_held = manifests.iter().any(|m| !m.held.is_empty());
     let rows = manifests
         .iter()
         .map(|m| {
-            vec![
-                m.id.clone(),
-                m.operation.clone(),
-                m.scope.clone(),
-                m.path.clone(),
-                m.created_at.clone(),
-                m.reason.clone(),
-            ]
+            let mut row =
+                vec![m.id.clone(), m.operation.clone(), m.scope.clone(), m.path.clone(), m.created_at.clone()];
+            if any_held {
+                let held: Vec<String> = m.held.iter().map(|h| format!("{} (line {})", h.rule, h.line)).collect();
+                row.push(if held.is_empty() { "-".to_string() } else { format!("held: {}", held.join(", ")) });
+            }
+            row.push(m.reason.clone());
+            row
         })
         .collect();
     let value = serde_json::to_value(&manifests).unwrap_or_default();
     answer(json_mode, json!({"pending": value}), || {
         if manifests.is_empty() {
             "no staged writes".to_string()
+        } else if any_held {
+            table(&["id", "operation", "scope", "path", "staged at", "findings", "reason"], rows)
         } else {
             table(&["id", "operation", "scope", "path", "staged at", "reason"], rows)
         }

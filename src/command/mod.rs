@@ -20,7 +20,9 @@ pub const USAGE: &str = "usage: /skills <subcommand> [--json]
   show NAME                                       one skill's file and state
   pending                                         staged writes waiting for approval
   diff ID                                         a staged write's unified diff
-  approve ID | reject ID                          apply or discard a staged write (ID may be `latest`)
+  approve ID [--accept-finding RULE]…             apply a staged write (ID may be `latest`); a held write
+                                                  lands only when each finding's rule is accepted
+  reject ID                                       discard a staged write
   pin NAME | unpin NAME                           keep a skill out of the curator's reach
   archive NAME | restore NAME                     retire a skill to the archive, or bring it back
   curator [run] [--dry-run]                       the last curator report; `run` runs a pass now
@@ -82,7 +84,10 @@ fn dispatch(host: &impl Host, active: &mut Active, ctx: &CallContext, args: &str
         Some("approval") => approval::switch(host, rest, a.json),
         Some("pending") => approval::pending(host, rest, a.json),
         Some("diff") => approval::diff(host, one_arg(rest, "diff ID")?, a.json),
-        Some("approve") => approval::approve(host, active, one_arg(rest, "approve ID")?, a.json),
+        Some("approve") => {
+            let (id, accepted) = approval::approve_args(rest)?;
+            approval::approve(host, active, ctx, id, &accepted, a.json)
+        }
         Some("reject") => approval::reject(host, one_arg(rest, "reject ID")?, a.json),
         Some("list") => skills::list(host, active, ctx, rest, a.json),
         Some("pin") => {

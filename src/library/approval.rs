@@ -5,6 +5,8 @@
 use crate::errors::ToolError;
 use crate::host::{FsError, Host, Root, WriteMode};
 
+use crate::library::acknowledge;
+use crate::library::scan;
 use crate::library::skillfile::SkillFile;
 use crate::library::store::{Scope, Store, fs_error, skill_lock};
 use crate::time;
@@ -34,6 +36,25 @@ pub struct Manifest {
     pub created_ms: u64,
     pub created_at: String,
     pub reason: String,
+    /// Credentials the scanner found in the new bytes: a *held* write, which lands only when the
+    /// operator accepts each finding's rule (`/skills approve ID --accept-finding RULE`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub held: Vec<Held>,
+}
+
+/// One finding a held write waits on (never the value: its rule, line and fingerprint).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Held {
+    pub rule: String,
+    pub line: usize,
+    pub fingerprint: String,
+}
+
+/// A landed staged write, and the findings the operator acknowledged with it.
+#[derive(Debug)]
+pub struct Approved {
+    pub manifest: Manifest,
+    pub acknowledged: Vec<String>,
 }
 
 impl Manifest {
@@ -53,6 +74,8 @@ pub struct Change<'a> {
     pub old: Option<&'a [u8]>,
     pub new: Option<&'a [u8]>,
     pub reason: &'a str,
+    /// Findings to hold the write on (empty for an ordinary staged write).
+    pub held: &'a [Held],
 }
 
 pub fn sha256_hex(bytes: &[u8]) -> String {
@@ -110,6 +133,7 @@ pub fn stage(host: &impl Host, change: &Change) -> Result<Manifest, ToolError> {
         created_ms: now,
         created_at: time::iso(now),
         reason: change.reason.to_string(),
+        held: change.held.to_vec(),
     };
     let dir = format!("{DIR}/{id}");
     let diff = unified_diff(change.path, change.old, change.new);
@@ -164,15 +188,17 @@ pub fn diff(host: &impl Host, id: &str) -> Result<String, ToolError> {
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
-/// Applies a staged write if its target is unchanged since staging.
-pub fn approve(host: &impl Host, id: &str) -> Result<Manifest, ToolError> {
+/// Applies a staged write if its target is unchanged since staging. `accepted` names the rules
+/// whose findings the operator judges are not credentials (`--accept-finding RULE`); they are
+/// acknowledged in the skill's metadata as the write lands.
+pub fn approve(host: &impl Host, id: &str, accepted: &[String]) -> Result<Approved, ToolError> {
     let skill = load(host, id)?.skill;
     // Under the skill's lock, and only if the staged write is still there: two operators (or
     // processes) approving the same id apply it once.
-    crate::state_file::with_lock(host, &skill_lock(&skill), || apply(host, id, load(host, id)?))
+    crate::state_file::with_lock(host, &skill_lock(&skill), || apply(host, id, load(host, id)?, accepted))
 }
 
-fn apply(host: &impl Host, id: &str, manifest: Manifest) -> Result<Manifest, ToolError> {
+fn apply(host: &impl Host, id: &str, manifest: Manifest, accepted: &[String]) -> Result<Approved, ToolError> {
     let root = manifest.root();
     if !host.has_root(&root) {
         return Err(ToolError::new(
@@ -197,17 +223,26 @@ fn apply(host: &impl Host, id: &str, manifest: Manifest) -> Result<Manifest, Too
         ));
     }
     let store = Store::new(host, &manifest.session);
+    let mut acknowledged = Vec::new();
     match &manifest.new_sha256 {
         Some(_) => {
             let new = host.read(&Root::State, &format!("{DIR}/{id}/new")).map_err(|e| fs_error(e, "new"))?;
             if Some(sha256_hex(&new)) != manifest.new_sha256 {
                 return Err(ToolError::new("drift", "the staged bytes were modified", "reject it and stage again"));
             }
-            recheck(&store, &manifest, Some(&new))?;
-            store.write_atomic(&root, &manifest.path, &new)?;
+            recheck(&store, &manifest)?;
+            acknowledged = accept_findings(&store, &manifest, &new, accepted)?;
+            if acknowledged.is_empty() {
+                store.write_atomic(&root, &manifest.path, &new)?;
+            } else {
+                write_acknowledged(&store, &manifest, &new, &acknowledged)?;
+            }
         }
         None => {
-            recheck(&store, &manifest, None)?;
+            if !accepted.is_empty() {
+                return Err(nothing_to_accept(&manifest, accepted));
+            }
+            recheck(&store, &manifest)?;
             host.remove_file(&root, &manifest.path).map_err(|e| fs_error(e, &manifest.path))?;
             if let Some((dir, _)) = manifest.path.rsplit_once('/') {
                 store.remove_empty_dirs(&root, dir);
@@ -215,13 +250,119 @@ fn apply(host: &impl Host, id: &str, manifest: Manifest) -> Result<Manifest, Too
         }
     }
     discard(host, id);
-    Ok(manifest)
+    Ok(Approved { manifest, acknowledged })
+}
+
+/// The skill file of a staged write's skill (`NAME/SKILL.md` or the flat `NAME.md`), and
+/// whether the staged path is that file.
+fn skill_file_path(manifest: &Manifest) -> (String, bool) {
+    let flat = format!("{}.md", manifest.skill);
+    let package = format!("{}/SKILL.md", manifest.skill);
+    let path = if manifest.path == flat { flat } else { package };
+    let same = manifest.path == path;
+    (path, same)
+}
+
+/// The acknowledgements already on disk for the staged write's skill.
+fn acknowledged_on_disk<H: Host>(store: &Store<'_, H>, manifest: &Manifest) -> (Option<SkillFile>, Vec<String>) {
+    let (path, _) = skill_file_path(manifest);
+    let skill = store.read(&manifest.root(), &path).ok().and_then(|bytes| SkillFile::parse_bytes(&bytes).ok());
+    let acks = skill.as_ref().map(acknowledge::of).unwrap_or_default();
+    (skill, acks)
+}
+
+/// The scanner's findings in the staged bytes, as the direct write would see them (already
+/// acknowledged values skipped): none, or each one's rule named in `accepted`. Returns the
+/// fingerprints to acknowledge; refuses `secret-found` while a finding's rule is not accepted,
+/// and `invalid-args` for an accepted rule that found nothing (a typo must not pass silently).
+fn accept_findings<H: Host>(
+    store: &Store<'_, H>,
+    manifest: &Manifest,
+    new: &[u8],
+    accepted: &[String],
+) -> Result<Vec<String>, ToolError> {
+    let (_, on_disk) = acknowledged_on_disk(store, manifest);
+    let findings = acknowledge::unacknowledged(scan::scan_secrets(&String::from_utf8_lossy(new)), &on_disk);
+    let waiting: Vec<&str> = {
+        let mut rules: Vec<&str> =
+            findings.iter().map(|f| f.rule).filter(|r| !accepted.iter().any(|a| a == r)).collect();
+        rules.dedup();
+        rules
+    };
+    if !waiting.is_empty() {
+        let lines: Vec<serde_json::Value> =
+            findings.iter().map(|f| json!({"rule": f.rule, "line": f.line, "message": f.message})).collect();
+        return Err(ToolError::new(
+            "secret-found",
+            format!(
+                "the staged content holds {} credential finding(s) ({}); nothing was written",
+                findings.len(),
+                waiting.join(", ")
+            ),
+            format!(
+                "reject it; or, only if these are not credentials, approve with {}",
+                waiting.iter().map(|r| format!("--accept-finding {r}")).collect::<Vec<_>>().join(" ")
+            ),
+        )
+        .with_details(json!({"id": manifest.id, "field": "content", "findings": lines, "rules": waiting})));
+    }
+    if let Some(extra) = accepted.iter().find(|a| !findings.iter().any(|f| f.rule == a.as_str())) {
+        return Err(nothing_to_accept(manifest, std::slice::from_ref(extra)));
+    }
+    let mut fingerprints: Vec<String> = findings.into_iter().filter_map(|f| f.fingerprint).collect();
+    fingerprints.sort();
+    fingerprints.dedup();
+    Ok(fingerprints)
+}
+
+fn nothing_to_accept(manifest: &Manifest, accepted: &[String]) -> ToolError {
+    ToolError::new(
+        "invalid-args",
+        format!(
+            "the staged write `{}` has no finding of rule {} to accept; nothing was written",
+            manifest.id,
+            accepted.join(", ")
+        ),
+        "approve it without --accept-finding, or name the rules `/skills pending` shows for it",
+    )
+    .with_details(json!({"id": manifest.id, "rules": accepted}))
+}
+
+/// Lands a held write with its acknowledgements: into the new bytes when they are the skill
+/// file, else into the skill file beside them (same lock, skill file last).
+fn write_acknowledged<H: Host>(
+    store: &Store<'_, H>,
+    manifest: &Manifest,
+    new: &[u8],
+    fingerprints: &[String],
+) -> Result<(), ToolError> {
+    let root = manifest.root();
+    let (skill_path, same) = skill_file_path(manifest);
+    let unreadable = |what: &str| {
+        ToolError::new(
+            "invalid-frontmatter",
+            format!("{what} is not a valid SKILL.md; the acknowledgement has nowhere to go"),
+            "reject this staged write",
+        )
+    };
+    if same {
+        let mut skill = SkillFile::parse_bytes(new).map_err(|_| unreadable("the staged content"))?;
+        acknowledge::add(&mut skill, fingerprints);
+        return store.write_atomic(&root, &manifest.path, skill.to_text().as_bytes());
+    }
+    let (Some(mut skill), _) = acknowledged_on_disk(store, manifest) else {
+        return Err(unreadable(&format!("`{skill_path}`")));
+    };
+    acknowledge::add(&mut skill, fingerprints);
+    store.write_atomic(&root, &manifest.path, new)?;
+    store.write_atomic(&root, &skill_path, skill.to_text().as_bytes())
 }
 
 /// The guards a direct write runs, run again at approval time (the library may have changed
 /// since staging), refusing with the same codes: a create whose name now exists anywhere, a change
-/// to a skill that is no longer ours or no longer the one that wins its name, a credential.
-fn recheck<H: Host>(store: &Store<'_, H>, manifest: &Manifest, new: Option<&[u8]>) -> Result<(), ToolError> {
+/// to a skill that is no longer ours or no longer the one that wins its name. (Credentials are
+/// checked by `accept_findings`, which also takes the operator's acceptances.)
+fn recheck<H: Host>(store: &Store<'_, H>, manifest: &Manifest) -> Result<(), ToolError> {
     let name = manifest.skill.as_str();
     let existing = store.locate(name)?;
     if manifest.operation == "create" {
@@ -256,21 +397,6 @@ fn recheck<H: Host>(store: &Store<'_, H>, manifest: &Manifest, new: Option<&[u8]
                 "reject this staged write; hand-written skills are read-only",
             )
             .with_details(json!({"id": manifest.id, "name": name, "scope": location.scope.as_str()})));
-        }
-    }
-    if let Some(new) = new {
-        let secrets = crate::library::scan::scan_secrets(&String::from_utf8_lossy(new));
-        if let Some(first) = secrets.first() {
-            return Err(ToolError::new(
-                "secret-found",
-                format!(
-                    "the staged content holds {} credential(s) ({}); nothing was written",
-                    secrets.len(),
-                    first.rule
-                ),
-                "reject this staged write",
-            )
-            .with_details(json!({"id": manifest.id, "field": "content"})));
         }
     }
     Ok(())

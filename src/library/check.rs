@@ -2,6 +2,7 @@
 //! description limit as a warning, as published skills exceed it), credentials as errors,
 //! destructive idioms, advice and near-duplicates as warnings.
 
+use crate::library::acknowledge;
 use crate::library::dedupe::{Candidate, Index, Terms, Vocabulary};
 use crate::library::lint::{self, Severity as LintSeverity};
 use crate::library::skillfile::SkillFile;
@@ -60,9 +61,12 @@ pub fn check(skills: &[SkillInput], duplicate_threshold: f64) -> Vec<Finding> {
     let mut candidates: Vec<(String, Candidate)> = Vec::new();
     for skill in skills {
         let path = &skill.skill_md.path;
+        // Values the operator accepted as not credentials (`metadata.accepted-findings`).
+        let mut acknowledged: Vec<String> = Vec::new();
         match SkillFile::parse_bytes(&skill.skill_md.bytes) {
             Err(e) => out.push(finding(path, e.line.unwrap_or(0), "invalid-frontmatter", Severity::Error, e.message)),
             Ok(parsed) => {
+                acknowledged = acknowledge::of(&parsed);
                 for v in parsed.validate(Some(&skill.folder)) {
                     let severity = if v.lenient { Severity::Warning } else { Severity::Error };
                     out.push(finding(path, 1, v.rule, severity, v.message));
@@ -74,7 +78,8 @@ pub fn check(skills: &[SkillInput], duplicate_threshold: f64) -> Vec<Finding> {
         }
         for file in std::iter::once(&skill.skill_md).chain(&skill.resources) {
             let text = String::from_utf8_lossy(&file.bytes);
-            out.extend(crate::library::scan::scan_secrets(&text).iter().map(|f| from_lint(&file.path, f)));
+            let secrets = acknowledge::unacknowledged(crate::library::scan::scan_secrets(&text), &acknowledged);
+            out.extend(secrets.iter().map(|f| from_lint(&file.path, f)));
             out.extend(lint::scan_destructive(&text).iter().map(|f| from_lint(&file.path, f)));
         }
     }

@@ -18,6 +18,19 @@ pub struct Usage {
     pub last_used_ms: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_ms: Option<u64>,
+    /// Scanner findings the operator accepted as not credentials, with who and when.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub accepted: Vec<Acceptance>,
+}
+
+/// One finding an operator accepted (`/skills approve ID --accept-finding RULE`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Acceptance {
+    /// `rule@hash` (see `scan::fingerprint`).
+    pub finding: String,
+    pub by: String,
+    pub at_ms: u64,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -47,9 +60,11 @@ pub enum Record<'a> {
     Used(&'a str, u64),
     Created(&'a str, u64),
     CuratorRan(u64),
+    Accepted { skill: &'a str, finding: &'a str, by: &'a str, ms: u64 },
 }
 
-/// A log line: `{"s":skill,"u":ms}`, `{"s":skill,"c":ms}` or `{"r":ms}`.
+/// A log line: `{"s":skill,"u":ms}`, `{"s":skill,"c":ms}`, `{"r":ms}` or
+/// `{"s":skill,"a":finding,"by":who,"t":ms}`.
 #[derive(Serialize, Deserialize, Default)]
 struct Line {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -60,6 +75,12 @@ struct Line {
     c: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     r: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    a: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    by: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    t: Option<u64>,
 }
 
 fn version() -> u32 {
@@ -97,6 +118,11 @@ impl Ledger {
     fn apply_log(&mut self, bytes: &[u8]) {
         for line in bytes.split(|&b| b == b'\n') {
             let Ok(line) = serde_json::from_slice::<Line>(line) else { continue };
+            if let (Some(skill), Some(finding), Some(ms)) = (line.s.as_deref(), line.a.as_deref(), line.t) {
+                let by = line.by.as_deref().unwrap_or("operator");
+                self.apply(&Record::Accepted { skill, finding, by, ms });
+                continue;
+            }
             match (line.s.as_deref(), line.u, line.c, line.r) {
                 (Some(skill), Some(ms), _, _) => self.apply(&Record::Used(skill, ms)),
                 (Some(skill), None, Some(ms), _) => self.apply(&Record::Created(skill, ms)),
@@ -112,6 +138,12 @@ impl Ledger {
             Record::Used(skill, ms) => self.record_use(skill, ms),
             Record::Created(skill, ms) => self.record_created(skill, ms),
             Record::CuratorRan(ms) => self.curator_last_run_ms = Some(self.curator_last_run_ms.unwrap_or(0).max(ms)),
+            Record::Accepted { skill, finding, by, ms } => {
+                let usage = self.skills.entry(skill.to_string()).or_default();
+                if !usage.accepted.iter().any(|a| a.finding == finding) {
+                    usage.accepted.push(Acceptance { finding: finding.to_string(), by: by.to_string(), at_ms: ms });
+                }
+            }
         }
     }
 
@@ -125,6 +157,13 @@ impl Ledger {
                 Record::Used(skill, ms) => Line { s: Some(skill.into()), u: Some(ms), ..Line::default() },
                 Record::Created(skill, ms) => Line { s: Some(skill.into()), c: Some(ms), ..Line::default() },
                 Record::CuratorRan(ms) => Line { r: Some(ms), ..Line::default() },
+                Record::Accepted { skill, finding, by, ms } => Line {
+                    s: Some(skill.into()),
+                    a: Some(finding.into()),
+                    by: Some(by.into()),
+                    t: Some(ms),
+                    ..Line::default()
+                },
             };
             text.push_str(&serde_json::to_string(&line).unwrap_or_default());
             text.push('\n');
@@ -226,7 +265,10 @@ mod tests {
         ledger.record_use("pdf", 3_000);
         ledger.save(&host).unwrap();
         let again = Ledger::load(&host);
-        assert_eq!(again.skills["pdf"], Usage { uses: 2, last_used_ms: Some(3_000), created_ms: Some(1_000) });
+        assert_eq!(
+            again.skills["pdf"],
+            Usage { uses: 2, last_used_ms: Some(3_000), created_ms: Some(1_000), accepted: Vec::new() }
+        );
         assert!(host.list_dir(&Root::State, "").unwrap().iter().all(|(n, _)| !n.ends_with(".self-evolve-tmp")));
     }
 

@@ -33,6 +33,9 @@ pub struct Finding {
     /// 1-based line in the scanned text.
     pub line: usize,
     pub message: String,
+    /// For a credential: `rule@hash` of the value (see `scan::fingerprint`), what an operator's
+    /// acknowledgement names. `None` for other findings.
+    pub fingerprint: Option<String>,
 }
 
 const DESTRUCTIVE_RULES: &[(&str, &str, &str)] = &[
@@ -85,6 +88,7 @@ pub fn scan_destructive(text: &str) -> Vec<Finding> {
                 severity: Severity::Warning,
                 line,
                 message: format!("`{}` {what}; say when it is safe, or use a safer form", m.as_str().trim()),
+                fingerprint: None,
             });
         }
     }
@@ -102,6 +106,7 @@ pub fn advise(description: &str, body: &str) -> Vec<Finding> {
             severity: Severity::Advice,
             line: 1,
             message: format!("the body has {lines} lines; keep SKILL.md under 500 and move detail to references/"),
+            fingerprint: None,
         });
     }
     if body.trim().is_empty() {
@@ -110,6 +115,7 @@ pub fn advise(description: &str, body: &str) -> Vec<Finding> {
             severity: Severity::Advice,
             line: 1,
             message: "the body is empty; say how to do the task".into(),
+            fingerprint: None,
         });
     }
     let cue = |t: &str| {
@@ -129,6 +135,7 @@ pub fn advise(description: &str, body: &str) -> Vec<Finding> {
             severity: Severity::Advice,
             line: 1,
             message: "neither the description nor the body says when to use this skill (e.g. \"Use when …\")".into(),
+            fingerprint: None,
         });
     }
     findings

@@ -1,6 +1,7 @@
 //! The skill library: SKILL.md files, their roots and stamps, and every guard on a write.
 //! May use the shell's port and utilities (`host`, `config`, `errors`, `time`); nothing from the engines.
 
+pub mod acknowledge;
 pub mod approval;
 pub mod check;
 pub mod cleanup;

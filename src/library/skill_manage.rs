@@ -5,6 +5,7 @@
 use crate::config::Config;
 use crate::errors::ToolError;
 use crate::host::{FsError, Host, Root};
+use crate::library::acknowledge;
 use crate::library::approval::{self, Change};
 use crate::library::cleanup;
 use crate::library::frontmatter::Value as Yaml;
@@ -214,8 +215,15 @@ fn mutable(host: &impl Host, cx: &Context, name: &str) -> Result<(Location, Vec<
     Ok((location, bytes, skill))
 }
 
-/// Checks a whole SKILL.md before it is written: format, size, secrets. Returns the warnings.
-fn check_skill_text(skill: &SkillFile, name: &str, text: &str, limit: usize) -> Result<Vec<Finding>, ToolError> {
+/// Checks a whole SKILL.md before it is written: format, size, secrets. Returns the warnings and
+/// the credential findings to hold the write on (see `content_secrets`).
+fn check_skill_text(
+    cx: &Context,
+    skill: &SkillFile,
+    name: &str,
+    text: &str,
+    acknowledged: &[String],
+) -> Result<(Vec<Finding>, Vec<Finding>), ToolError> {
     let violations = skill.validate(Some(name));
     if !violations.is_empty() {
         let details: Vec<Value> = violations.iter().map(|v| json!({"rule": v.rule, "message": v.message})).collect();
@@ -226,11 +234,11 @@ fn check_skill_text(skill: &SkillFile, name: &str, text: &str, limit: usize) -> 
         )
         .with_details(json!({"violations": details})));
     }
-    check_size(text.len(), limit, "SKILL.md")?;
-    scan(text)?;
+    check_size(text.len(), cx.config.limits.skill_bytes, "SKILL.md")?;
+    let held = content_secrets(cx, text, acknowledged)?;
     let mut warnings = lint::scan_destructive(text);
     warnings.extend(lint::advise(skill.description().unwrap_or_default(), &skill.body));
-    Ok(warnings)
+    Ok((warnings, held))
 }
 
 fn check_size(len: usize, limit: usize, what: &str) -> Result<(), ToolError> {
@@ -245,25 +253,36 @@ fn check_size(len: usize, limit: usize, what: &str) -> Result<(), ToolError> {
     Ok(())
 }
 
-fn scan(text: &str) -> Result<(), ToolError> {
-    scan_field("content", text)
+/// Credentials in the content that no operator acknowledgement covers. With write approval on
+/// they are returned, and the write is *held* for the operator (who may judge a finding false);
+/// otherwise the write is refused.
+fn content_secrets(cx: &Context, text: &str, acknowledged: &[String]) -> Result<Vec<Finding>, ToolError> {
+    let found = acknowledge::unacknowledged(scan::scan_secrets(text), acknowledged);
+    if found.is_empty() || cx.approval {
+        return Ok(found);
+    }
+    Err(secret_found("content", &found))
 }
 
-/// Refuses a credential in any field that is stored, shown or sent (the content, a reason kept in
-/// a staged write's manifest, a path that becomes a file name), naming the field.
+/// Refuses a credential in any field that is stored, shown or sent (a reason kept in a staged
+/// write's manifest, a path that becomes a file name), naming the field.
 fn scan_field(field: &str, text: &str) -> Result<(), ToolError> {
     let secrets = scan::scan_secrets(text);
     if secrets.is_empty() {
         return Ok(());
     }
+    Err(secret_found(field, &secrets))
+}
+
+fn secret_found(field: &str, secrets: &[Finding]) -> ToolError {
     let findings: Vec<Value> =
         secrets.iter().map(|f| json!({"rule": f.rule, "line": f.line, "message": f.message})).collect();
-    Err(ToolError::new(
+    ToolError::new(
         "secret-found",
         format!("the {field} holds {} credential(s) ({}); nothing was written", secrets.len(), secrets[0].rule),
         "remove the secret and refer to it by name instead, e.g. `$GITHUB_TOKEN` from the environment",
     )
-    .with_details(json!({"field": field, "findings": findings})))
+    .with_details(json!({"field": field, "findings": findings}))
 }
 
 fn warnings_json(findings: &[Finding]) -> Vec<Value> {
@@ -273,25 +292,31 @@ fn warnings_json(findings: &[Finding]) -> Vec<Value> {
         .collect()
 }
 
-/// Stages or writes `bytes` (None: remove) at `path`; records the read and the use.
-#[allow(clippy::too_many_arguments)]
-fn commit(
-    host: &impl Host,
-    cx: &mut Context,
-    operation: &str,
-    name: &str,
+/// One change to land: where, what it was based on, what it becomes (None: remove), and the
+/// credential findings that hold it for the operator (empty for an ordinary write).
+struct Write<'a> {
+    operation: &'a str,
+    name: &'a str,
     scope: Scope,
-    root: &Root,
-    path: &str,
-    old: Option<&[u8]>,
-    new: Option<&[u8]>,
-    reason: &str,
-) -> Result<Value, ToolError> {
+    root: &'a Root,
+    path: &'a str,
+    old: Option<&'a [u8]>,
+    new: Option<&'a [u8]>,
+    reason: &'a str,
+    held: &'a [Finding],
+}
+
+/// Stages or writes the change; records the read and the use. A change with held findings is
+/// staged as a held write and answered with `secret-found` naming it.
+fn commit(host: &impl Host, cx: &mut Context, write: Write) -> Result<Value, ToolError> {
+    let Write { operation, name, scope, root, path, old, new, reason, held } = write;
+    if !held.is_empty() {
+        return Err(hold(host, &write_change(cx, operation, name, scope, path, old, new, reason), held));
+    }
     let store = Store::new(host, cx.session);
     store.refuse_symlinks(root, path)?;
     let result = if cx.approval {
-        let change =
-            Change { operation, skill: name, scope, session: cx.session, agent: cx.agent, path, old, new, reason };
+        let change = write_change(cx, operation, name, scope, path, old, new, reason);
         let manifest = approval::stage(host, &change)?;
         json!({
             "status": "staged",
@@ -342,6 +367,46 @@ fn commit(
         host.log(crate::host::Level::Warn, &format!("could not record the use in the ledger: {err}"));
     }
     Ok(result)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn write_change<'a>(
+    cx: &'a Context,
+    operation: &'a str,
+    name: &'a str,
+    scope: Scope,
+    path: &'a str,
+    old: Option<&'a [u8]>,
+    new: Option<&'a [u8]>,
+    reason: &'a str,
+) -> Change<'a> {
+    Change { operation, skill: name, scope, session: cx.session, agent: cx.agent, path, old, new, reason, held: &[] }
+}
+
+/// Stages a write the scanner refused as a held write (write approval is on): nothing lands,
+/// and the operator can accept each finding the agent could not have known was false.
+fn hold(host: &impl Host, change: &Change, findings: &[Finding]) -> ToolError {
+    let held: Vec<approval::Held> = findings
+        .iter()
+        .map(|f| approval::Held {
+            rule: f.rule.to_string(),
+            line: f.line,
+            fingerprint: f.fingerprint.clone().unwrap_or_default(),
+        })
+        .collect();
+    let mut refused = secret_found("content", findings);
+    match approval::stage(host, &Change { held: &held, ..*change }) {
+        Ok(manifest) => {
+            refused.details["held"] = json!(manifest.id);
+            refused.hint = format!(
+                "remove the secret and refer to it by name instead (e.g. `$GITHUB_TOKEN`); the write is held as `{}` \
+                 for the operator, who can land it only by accepting the finding if it is not a credential",
+                manifest.id
+            );
+            refused
+        }
+        Err(err) => err,
+    }
 }
 
 fn with_warnings(mut result: Value, warnings: &[Finding]) -> Value {
@@ -411,10 +476,21 @@ fn create(host: &impl Host, cx: &mut Context, args: &Args) -> Result<Value, Tool
     };
     skill.stamp(&time::iso(host.now_ms()));
     let text = skill.to_text();
-    let warnings = check_skill_text(&skill, name, &text, cx.config.limits.skill_bytes)?;
+    let (warnings, held) = check_skill_text(cx, &skill, name, &text, &[])?;
     let path = format!("{name}/SKILL.md");
     let reason = args.reason.as_deref().unwrap_or_default();
-    let result = commit(host, cx, "create", name, scope, &root, &path, None, Some(text.as_bytes()), reason)?;
+    let write = Write {
+        operation: "create",
+        name,
+        scope,
+        root: &root,
+        path: &path,
+        old: None,
+        new: Some(text.as_bytes()),
+        reason,
+        held: &held,
+    };
+    let result = commit(host, cx, write)?;
     if result["status"] == "written" {
         let location = Location { scope, layout: Layout::Package, root: root.clone(), name: name.to_string() };
         store.note_created(cx.cache, &location, description);
@@ -485,6 +561,8 @@ fn restamp(host: &impl Host, text: &str, name: &str, previous: &SkillFile) -> Re
             skill.set_meta(key, &value);
         }
     }
+    // Only an operator's approval acknowledges a finding: the agent's text cannot add one.
+    acknowledge::keep(&mut skill, previous);
     skill.stamp(&time::iso(host.now_ms()));
     let text = skill.to_text();
     Ok((skill, text))
@@ -522,11 +600,21 @@ fn rewrite(
 ) -> Result<Value, ToolError> {
     let name = location.name.as_str();
     let (skill, text) = restamp(host, new_text, name, previous)?;
-    let warnings = check_skill_text(&skill, name, &text, cx.config.limits.skill_bytes)?;
+    let (warnings, held) = check_skill_text(cx, &skill, name, &text, &acknowledge::of(previous))?;
     let reason = args.reason.as_deref().unwrap_or_default();
     let path = location.path();
-    let (scope, root) = (location.scope, &location.root);
-    let result = commit(host, cx, operation, name, scope, root, &path, Some(old), Some(text.as_bytes()), reason)?;
+    let write = Write {
+        operation,
+        name,
+        scope: location.scope,
+        root: &location.root,
+        path: &path,
+        old: Some(old),
+        new: Some(text.as_bytes()),
+        reason,
+        held: &held,
+    };
+    let result = commit(host, cx, write)?;
     Ok(with_warnings(result, &warnings))
 }
 
@@ -546,10 +634,10 @@ fn write_file(host: &impl Host, cx: &mut Context, args: &Args) -> Result<Value, 
     let file = required(&args.file_path, "file_path", "write_file")?;
     let content = required(&args.content, "content", "write_file")?;
     check_resource_path(file)?;
-    let (location, _, _) = mutable(host, cx, name)?;
+    let (location, _, skill_md) = mutable(host, cx, name)?;
     package(&location)?;
     check_size(content.len(), cx.config.limits.file_bytes, file)?;
-    scan(content)?;
+    let held = content_secrets(cx, content, &acknowledge::of(&skill_md))?;
     let warnings = lint::scan_destructive(content);
     let path = format!("{name}/{file}");
     let old = match host.read(&location.root, &path) {
@@ -558,18 +646,18 @@ fn write_file(host: &impl Host, cx: &mut Context, args: &Args) -> Result<Value, 
         Err(err) => return Err(fs_error(err, &path)),
     };
     let reason = args.reason.as_deref().unwrap_or_default();
-    let result = commit(
-        host,
-        cx,
-        "write_file",
+    let write = Write {
+        operation: "write_file",
         name,
-        location.scope,
-        &location.root,
-        &path,
-        old.as_deref(),
-        Some(content.as_bytes()),
+        scope: location.scope,
+        root: &location.root,
+        path: &path,
+        old: old.as_deref(),
+        new: Some(content.as_bytes()),
         reason,
-    )?;
+        held: &held,
+    };
+    let result = commit(host, cx, write)?;
     Ok(with_warnings(result, &warnings))
 }
 
@@ -583,7 +671,18 @@ fn remove_file(host: &impl Host, cx: &mut Context, args: &Args) -> Result<Value,
     Store::new(host, cx.session).refuse_symlinks(&location.root, &path)?;
     let old = host.read(&location.root, &path).map_err(|e| fs_error(e, &path))?;
     let reason = args.reason.as_deref().unwrap_or_default();
-    commit(host, cx, "remove_file", name, location.scope, &location.root, &path, Some(&old), None, reason)
+    let write = Write {
+        operation: "remove_file",
+        name,
+        scope: location.scope,
+        root: &location.root,
+        path: &path,
+        old: Some(&old),
+        new: None,
+        reason,
+        held: &[],
+    };
+    commit(host, cx, write)
 }
 
 /// Moves a skill into `archive/` in the state root (never deletes). Not staged: it is

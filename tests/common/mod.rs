@@ -121,7 +121,8 @@ impl TestHost {
 }
 
 /// The usage ledger as every process recorded it: the `usage.json` snapshot with the records of
-/// `usage.log` (and logs rotated for folding) applied, as `{"skills": {name: {uses, createdMs}}}`.
+/// `usage.log` (and logs rotated for folding) applied, as
+/// `{"skills": {name: {uses, createdMs, accepted: [{finding, by, atMs}]}}}`.
 pub fn usage(state: &std::path::Path) -> serde_json::Value {
     let mut ledger: serde_json::Value = std::fs::read(state.join("usage.json"))
         .ok()
@@ -146,7 +147,13 @@ pub fn usage(state: &std::path::Path) -> serde_json::Value {
             let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else { continue };
             let Some(skill) = v["s"].as_str() else { continue };
             let entry = &mut ledger["skills"][skill];
-            if let Some(ms) = v["u"].as_u64() {
+            if let (Some(finding), Some(ms)) = (v["a"].as_str(), v["t"].as_u64()) {
+                let accepted = serde_json::json!({"finding": finding, "by": v["by"], "atMs": ms});
+                match entry["accepted"].as_array_mut() {
+                    Some(list) => list.push(accepted),
+                    None => entry["accepted"] = serde_json::json!([accepted]),
+                }
+            } else if let Some(ms) = v["u"].as_u64() {
                 entry["uses"] = (entry["uses"].as_u64().unwrap_or(0) + 1).into();
                 entry["lastUsedMs"] = ms.into();
             } else if let Some(ms) = v["c"].as_u64()
