@@ -32,12 +32,16 @@ fn shapes() -> Vec<(&'static str, String)> {
         ("mysql commands", fill("mysql -u root -p\n")),
         ("base64 PEM headers", fill("LS0tLS1CRUdJTi")),
         ("quoted values that never close", fill("api_key: \"abc")),
+        ("SAS signatures without a URL", fill("&sig=")),
+        ("token prefixes after slashes", fill("/sntrys_eyJ")),
+        ("keys next to assignments", fill("token=Ab3dE5gH AKIAZ3K7Q2M9X4B8V6N1\n")),
     ]
 }
 
-fn median(mut samples: Vec<Duration>) -> Duration {
-    samples.sort();
-    samples[samples.len() / 2]
+/// The fastest of the samples: on a shared 2-core machine the other samples measure the
+/// neighbours; the fastest is what the code costs.
+fn best(samples: Vec<Duration>) -> Duration {
+    samples.into_iter().min().unwrap_or_default()
 }
 
 fn main() -> anyhow::Result<()> {
@@ -50,8 +54,8 @@ fn main() -> anyhow::Result<()> {
     let mut base = (0.0, 0.0);
     for (i, (name, text)) in shapes().into_iter().enumerate() {
         let mb = text.len() as f64 / 1e6;
-        let native = median(
-            (0..5)
+        let native = best(
+            (0..9)
                 .map(|_| {
                     let t = Instant::now();
                     std::hint::black_box(self_evolve::library::scan::scan_secrets(&text));
@@ -67,8 +71,8 @@ fn main() -> anyhow::Result<()> {
                 bytes: text.clone().into_bytes(),
             }],
         };
-        let native_check = median(
-            (0..5)
+        let native_check = best(
+            (0..9)
                 .map(|_| {
                     let t = Instant::now();
                     std::hint::black_box(self_evolve::library::check::check(std::slice::from_ref(&native_input), 0.8));
@@ -81,8 +85,8 @@ fn main() -> anyhow::Result<()> {
             skill_md: FileInput { path: "bench/SKILL.md".into(), bytes: Vec::new() },
             resources: vec![FileInput { path: "bench/references/big.md".into(), bytes: text.into_bytes() }],
         };
-        let component = median(
-            (0..3)
+        let component = best(
+            (0..9)
                 .map(|_| {
                     let t = Instant::now();
                     plugin.check(std::slice::from_ref(&input)).map(drop).unwrap_or_else(|e| eprintln!("{name}: {e}"));

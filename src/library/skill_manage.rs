@@ -461,6 +461,15 @@ fn create(host: &impl Host, cx: &mut Context, args: &Args) -> Result<Value, Tool
         }
     }
     let closest = store.closest(cx.cache, name, description, 3);
+    // Another process created this very name between the existence check and this one.
+    if closest.iter().any(|m| m.name == name) {
+        return Err(ToolError::new(
+            "exists",
+            format!("`{name}` was created meanwhile (by another session or process)"),
+            format!("view `{name}` and patch it instead of creating a new one"),
+        )
+        .with_details(json!({"name": name})));
+    }
     if closest.first().is_some_and(|m| m.score >= cx.config.duplicate_threshold) {
         let list: Vec<Value> = closest.iter().map(|m| json!({"name": m.name, "score": m.score})).collect();
         return Err(ToolError::new(

@@ -23,6 +23,11 @@ const MARKERS: &[&[u8]] = &[
     b"replace",
     b"insert",
     b"here",
+    b"demo",
+    b"secret",
+    b"token",
+    b"password",
+    b"passwd",
 ];
 
 /// Marker words for values of password fields and URL credentials: a password that names
@@ -144,6 +149,10 @@ fn marked(v: &[u8], password: bool) -> bool {
 /// counting sequence of six (`123456`, `abcdef`), an ellipsis, an angle-bracket slot.
 fn placeholder_shape(v: &[u8]) -> bool {
     let (mut run, mut up, mut down) = (1, 1, 1);
+    // Characters inside counting runs of three or more (`abc123def456`, `abc123xyz789`): a
+    // generated value has almost none (a 3-run starts at a position with odds of 1 in 256 for
+    // hex, 1 in 3,844 for base62).
+    let mut counted = 0;
     for i in 0..v.len() {
         let c = v[i];
         if c == b'<' {
@@ -160,8 +169,14 @@ fn placeholder_shape(v: &[u8]) -> bool {
         if run >= 6 || up >= 6 || down >= 6 || (c == b'.' && run >= 3) {
             return true;
         }
+        let counting = up.max(down);
+        counted += match counting {
+            3 => 3,
+            n if n > 3 => 1,
+            _ => 0,
+        };
     }
-    false
+    v.len() >= 6 && counted * 5 >= v.len() * 2
 }
 
 /// `********`, `•••`, `***1234`: a value shown masked.
@@ -260,8 +275,65 @@ pub fn literal_password(v: &[u8], min: usize) -> bool {
         && !is_password_placeholder(v)
         && !is_path(v)
         && !is_type_word(v)
-        && !v.iter().all(|b| b.is_ascii_digit() || *b == b'.')
+        && !is_default_password(v)
+        && !is_password_hash(v)
+        && !v.iter().all(|b| b.is_ascii_digit() || matches!(b, b'.' | b':'))
         && v.iter().all(|b| !b.is_ascii_control())
+        && (!v.iter().all(u8::is_ascii_alphabetic) || letters_password(v))
+        && !(v.iter().any(|b| !b.is_ascii()) && v.iter().all(|b| !b.is_ascii() || b.is_ascii_alphabetic()))
+}
+
+/// A letters-only password counts when it does not read as a word or a label: case mixed beyond
+/// an initial capital (`QwErTyUiOp`), or a long run of words (`correcthorsebatterystaple`).
+/// `Wachtwoord`, `hunter`, `Contraseña` (a UI label) do not.
+fn letters_password(v: &[u8]) -> bool {
+    let mixed =
+        v.get(1..).unwrap_or_default().iter().any(u8::is_ascii_uppercase) && v.iter().any(u8::is_ascii_lowercase);
+    mixed || v.len() >= 12
+}
+
+/// The documented defaults of common services and tutorials (`postgres`, `admin123`,
+/// `hunter2`, `guest`): how examples are written, not what a deployment keeps secret.
+fn is_default_password(v: &[u8]) -> bool {
+    const DEFAULTS: &[&str] = &[
+        "postgres",
+        "admin",
+        "root",
+        "guest",
+        "mysql",
+        "redis",
+        "user",
+        "dev",
+        "test",
+        "rabbitmq",
+        "mongo",
+        "minioadmin",
+        "oracle",
+        "hunter",
+        "letmein",
+        "welcome",
+        "qwerty",
+        "changeit",
+        "airflow",
+        "keycloak",
+        "grafana",
+        "elastic",
+        "superuser",
+        "administrator",
+        "default",
+        "pass",
+        "demo",
+    ];
+    let word =
+        v.iter().rposition(|b| !b.is_ascii_digit() && !matches!(b, b'!' | b'_' | b'-')).map_or(&v[..0], |i| &v[..=i]);
+    DEFAULTS.iter().any(|d| word.eq_ignore_ascii_case(d.as_bytes()))
+}
+
+/// A stored password hash (`$2b$12$…`, `$argon2id$…`, `$6$…`): not the password.
+fn is_password_hash(v: &[u8]) -> bool {
+    ["$2a$", "$2b$", "$2y$", "$argon2", "$6$", "$5$", "$1$", "$pbkdf2", "$scrypt", "$y$", "{SSHA}", "{SHA}"]
+        .iter()
+        .any(|p| v.starts_with(p.as_bytes()))
 }
 
 /// Standard or URL-safe base64 without padding requirements; `None` when it is not base64.
@@ -296,6 +368,7 @@ pub fn basic_credentials(v: &[u8]) -> bool {
     let Some(decoded) = base64_decode(v) else { return false };
     let Some(colon) = decoded.iter().position(|&b| b == b':') else { return false };
     let (user, pass) = (&decoded[..colon], &decoded[colon + 1..]);
-    let printable = decoded.iter().all(|b| (0x20..0x7f).contains(b));
+    // A password with a space is a documented example (`Aladdin:open sesame`), not a secret.
+    let printable = decoded.iter().all(|b| (0x21..0x7f).contains(b));
     printable && !user.is_empty() && user != pass && literal_password(pass, 4)
 }

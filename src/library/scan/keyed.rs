@@ -8,7 +8,7 @@ use super::rules::RuleId;
 use std::ops::Range;
 
 const MAX_KEY: usize = 96;
-const MAX_VALUE: usize = 512;
+const MAX_VALUE: usize = 4096;
 
 pub struct Assignment {
     pub key: Range<usize>,
@@ -53,23 +53,37 @@ fn assignment(b: &[u8], at: usize, floor: usize, reach: &mut usize) -> Option<As
         return None;
     }
     let flag = b[start] == b'-';
+    let upper = b[start..end].iter().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || *c == b'_');
     let mut i = end;
-    if i < b.len() && matches!(b[i], b'"' | b'\'') {
+    // A quoted key (`"api_key"`, `\"api_key\"` in escaped JSON, `os.environ["API_KEY"]`).
+    let quoted_key = start > 0 && matches!(b[start - 1], b'"' | b'\'');
+    if b.get(i) == Some(&b'\\') && matches!(b.get(i + 1), Some(b'"')) {
         i += 1;
     }
-    let spaces = |i: &mut usize| {
+    if i < b.len() && matches!(b[i], b'"' | b'\'') {
+        i += 1;
+        if b.get(i) == Some(&b']') {
+            i += 1;
+        }
+    }
+    // Aligned assignments (`password          = …`, terraform fmt) put many spaces here.
+    let spaces = |i: &mut usize, max: usize| {
         let from = *i;
-        while *i < b.len() && *i - from < 8 && matches!(b[*i], b' ' | b'\t') {
+        while *i < b.len() && *i - from < max && matches!(b[*i], b' ' | b'\t') {
             *i += 1;
         }
         *i - from
     };
-    let gap = spaces(&mut i);
+    let gap = spaces(&mut i, 64);
+    let next_is_quote = matches!(b.get(i), Some(b'"' | b'\''));
     let op = match (b.get(i), b.get(i + 1)) {
         (Some(b':'), Some(b'=')) | (Some(b'='), Some(b'>')) | (Some(b'?'), Some(b'=')) => 2,
         (Some(b'='), Some(b'=')) => return None,
         (Some(b'=' | b':'), _) => 1,
-        _ if flag && gap > 0 => 0,
+        // `define('DB_PASSWORD', '…')`, `ENV.fetch("API_KEY", "…")`.
+        (Some(b','), _) if quoted_key => 1,
+        // `--password …`; `#define WIFI_PASSWORD "…"`, Dockerfile `ENV API_KEY "…"`.
+        _ if gap > 0 && (flag || (upper && next_is_quote)) => 0,
         _ => {
             // A Kubernetes env entry: `- name: API_KEY` with `value: …` on the next line.
             i = next_line_value(b, start, i)?;
@@ -77,10 +91,13 @@ fn assignment(b: &[u8], at: usize, floor: usize, reach: &mut usize) -> Option<As
         }
     };
     i += op;
-    spaces(&mut i);
-    // Not a backtick: after `key:` one closes Markdown inline code more often than it opens a value.
+    spaces(&mut i, 8);
+    if b.get(i) == Some(&b'\\') && matches!(b.get(i + 1), Some(b'"')) {
+        i += 1;
+    }
+    // A backtick opens a value too (Markdown inline code), with no space inside.
     let quote = match b.get(i) {
-        Some(&q @ (b'"' | b'\'')) => {
+        Some(&q @ (b'"' | b'\'' | b'`')) => {
             i += 1;
             Some(q)
         }
@@ -89,12 +106,12 @@ fn assignment(b: &[u8], at: usize, floor: usize, reach: &mut usize) -> Option<As
     let from = i;
     match quote {
         Some(q) => {
-            // Credentials hold no spaces: a quoted phrase is prose.
-            while i < b.len() && i - from < MAX_VALUE && b[i] != q && !matches!(b[i], b'\n' | b' ' | b'\t') {
+            // Credentials hold no spaces: a quoted phrase is prose. `\"` ends escaped JSON.
+            while i < b.len() && i - from < MAX_VALUE && b[i] != q && !matches!(b[i], b'\n' | b' ' | b'\t' | b'\\') {
                 i += 1;
             }
             *reach = i;
-            if b.get(i) != Some(&q) {
+            if b.get(i) != Some(&q) && !(b.get(i) == Some(&b'\\') && b.get(i + 1) == Some(&q)) {
                 return None;
             }
         }
@@ -145,6 +162,11 @@ fn next_line_value(b: &[u8], key_start: usize, after_key: usize) -> Option<usize
 /// Whether a key ends the way a credential's name ends (`…password`, `…_key`, `…token`,
 /// `_auth`, …), read from its last few bytes; `classify` decides the rest.
 fn credential_ending(key: &[u8]) -> bool {
+    // `DB_PASSWORD_PROD`, `API_KEY_2`: the name ends before an environment or a number.
+    let key = match key.iter().rposition(|c| matches!(c, b'_' | b'-' | b'.')) {
+        Some(i) if i > 0 && is_suffix_word(&key[i + 1..]) => &key[..i],
+        _ => key,
+    };
     const ENDINGS: &[&[u8]] = &[
         b"pass",
         b"passwd",
@@ -160,6 +182,7 @@ fn credential_ending(key: &[u8]) -> bool {
         b"credentials",
         b"auth",
         b"base",
+        b"creds",
     ];
     let mut tail = [0u8; 12];
     let n = key.len().min(12);
@@ -167,6 +190,13 @@ fn credential_ending(key: &[u8]) -> bool {
     tail[..n].make_ascii_lowercase();
     let tail = &tail[..n];
     ENDINGS.iter().any(|e| tail.ends_with(e))
+}
+
+/// A word that follows a credential's name without changing it: a number or an environment.
+fn is_suffix_word(word: &[u8]) -> bool {
+    const ENVIRONMENTS: &[&[u8]] = &[b"prod", b"dev", b"staging", b"stage", b"test", b"live", b"local", b"new", b"old"];
+    (!word.is_empty() && word.iter().all(u8::is_ascii_digit))
+        || ENVIRONMENTS.iter().any(|e| word.eq_ignore_ascii_case(e))
 }
 
 /// The last three words of a key, lowercased into `buf`: `DB_PASSWORD`, `dbPassword` and
@@ -227,8 +257,23 @@ pub fn classify(key: &[u8]) -> Option<KeyKind> {
         return Some(KeyKind::DockerAuth);
     }
     let mut buf = [0u8; MAX_KEY];
-    let [last, before, third] = last_words(key, &mut buf);
+    let [mut last, mut before, mut third] = last_words(key, &mut buf);
+    // `DB_PASSWORD_PROD`, `OPENAI_API_KEY_2`: an environment or a number after the name.
+    if last.is_some_and(is_suffix_word) && before.is_some() {
+        (last, before, third) = (before, third, None);
+    }
     let last = last?;
+    // `PassWord`, `PassPhrase`, `ApiKey`: one word written in camel case.
+    let mut joined = [0u8; 32];
+    let last: &[u8] = match before {
+        Some(b) if b.len() + last.len() <= 32 => {
+            joined[..b.len()].copy_from_slice(b);
+            joined[b.len()..b.len() + last.len()].copy_from_slice(last);
+            let whole = &joined[..b.len() + last.len()];
+            if matches!(whole, b"password" | b"passphrase" | b"apikey" | b"passwd") { whole } else { last }
+        }
+        _ => last,
+    };
     let password = matches!(last, b"password" | b"passwd" | b"pwd" | b"pass" | b"passphrase" | b"pw")
         || last.ends_with(b"password")
         || last.ends_with(b"passwd");
@@ -264,12 +309,13 @@ pub fn classify(key: &[u8]) -> Option<KeyKind> {
             )
         )
     };
-    let secret = matches!(last, b"secret" | b"token" | b"apikey" | b"credential" | b"credentials" | b"secretkey")
-        || last.ends_with(b"token")
-        || last.ends_with(b"secret")
-        || last.ends_with(b"apikey")
-        || (matches!(last, b"key" | b"keys") && qualifier(before))
-        || (last == b"base" && before == Some(b"key") && third == Some(b"secret"));
+    let secret =
+        matches!(last, b"secret" | b"token" | b"apikey" | b"credential" | b"credentials" | b"creds" | b"secretkey")
+            || last.ends_with(b"token")
+            || last.ends_with(b"secret")
+            || last.ends_with(b"apikey")
+            || (matches!(last, b"key" | b"keys") && qualifier(before))
+            || (last == b"base" && before == Some(b"key") && third == Some(b"secret"));
     secret.then_some(KeyKind::Secret)
 }
 

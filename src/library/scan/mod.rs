@@ -127,24 +127,51 @@ fn token_byte(b: u8) -> bool {
 type LineProbe = fn(&[u8], usize) -> (usize, Option<shapes::Found>);
 
 /// Where each kind of probe stopped reading: anchors before it were covered.
-#[derive(Default)]
 struct Covered {
     keyed: usize,
     netrc: usize,
     pgpass: usize,
     mysql: usize,
+    jwt: usize,
+    base64_pem: usize,
+    sas: usize,
+    /// Per token rule: a rule whose characters include `/` or `=` can start after either, so
+    /// its anchors inside a run it already read are skipped.
+    tokens: Vec<usize>,
+}
+
+impl Covered {
+    fn new() -> Covered {
+        Covered {
+            keyed: 0,
+            netrc: 0,
+            pgpass: 0,
+            mysql: 0,
+            jwt: 0,
+            base64_pem: 0,
+            sas: 0,
+            tokens: vec![0; TOKEN_RULES.len()],
+        }
+    }
 }
 
 /// Calls `found` for each credential in `text`, in order of position, until it says stop.
 pub fn each_secret(text: &str, mut found: impl FnMut(Hit) -> std::ops::ControlFlow<()>) {
     let s = scanner();
     let b = text.as_bytes();
-    let mut covered = Covered::default();
+    let mut covered = Covered::new();
     for m in s.anchors.find_iter(b) {
         let at = m.start();
         for &probe in &s.probes[m.pattern().as_usize()] {
             let hit = match probe {
-                Probe::Token(i) => token(s, b, at, i),
+                Probe::Token(i) => {
+                    if at < covered.tokens[i] {
+                        continue;
+                    }
+                    let (reach, hit) = token(s, b, at, i);
+                    covered.tokens[i] = reach;
+                    hit
+                }
                 Probe::Keyed => {
                     if at < covered.keyed {
                         continue;
@@ -171,12 +198,20 @@ pub fn each_secret(text: &str, mut found: impl FnMut(Hit) -> std::ops::ControlFl
                 Probe::Authorization => shapes::authorization(b, at).map(|f| Hit { rule: f.rule, value: f.value }),
                 Probe::Url => shapes::url_credentials(b, at).map(|f| Hit { rule: f.rule, value: f.value }),
                 Probe::Pem => shapes::pem(b, at).map(|f| Hit { rule: f.rule, value: f.value }),
-                Probe::Sas => shapes::azure_sas(b, at).map(|f| Hit { rule: f.rule, value: f.value }),
+                Probe::Sas => {
+                    let hit = shapes::azure_sas(b, at, covered.sas);
+                    covered.sas = at;
+                    hit.map(|f| Hit { rule: f.rule, value: f.value })
+                }
                 Probe::Base64Pem | Probe::Jwt => {
-                    if at > 0 && (token_byte(b[at - 1]) || matches!(b[at - 1], b'/' | b'=')) {
+                    // After `=` or `/` too (`TOKEN=eyJ…`, `key=LS0t…`): the mark keeps a run of
+                    // base64 from being read once per anchor inside it.
+                    let mark = if probe == Probe::Jwt { &mut covered.jwt } else { &mut covered.base64_pem };
+                    if at < *mark || (at > 0 && token_byte(b[at - 1])) {
                         continue;
                     }
-                    let f = if probe == Probe::Jwt { shapes::jwt(b, at) } else { shapes::base64_pem(b, at) };
+                    let (reach, f) = if probe == Probe::Jwt { shapes::jwt(b, at) } else { shapes::base64_pem(b, at) };
+                    *mark = reach;
                     f.map(|f| Hit { rule: f.rule, value: f.value })
                 }
             };
@@ -191,8 +226,16 @@ pub fn each_secret(text: &str, mut found: impl FnMut(Hit) -> std::ops::ControlFl
 
 /// A fixed-format token from its anchor: starts after a non-token byte, matches its pattern
 /// within `MAX_TOKEN`, ends before a non-token byte, and its generated part looks generated.
-fn token(s: &Scanner, b: &[u8], at: usize, i: usize) -> Option<Hit> {
+/// Returns where examination ended too: the run of token characters from the anchor.
+fn token(s: &Scanner, b: &[u8], at: usize, i: usize) -> (usize, Option<Hit>) {
     let rule = &TOKEN_RULES[i];
+    let run_end = || {
+        let mut end = at;
+        while end < b.len() && end - at < MAX_TOKEN && (token_byte(b[end]) || matches!(b[end], b'/' | b'=')) {
+            end += 1;
+        }
+        end
+    };
     let start = if rule.back > 0 {
         let class = |c: u8| match rule.rule {
             RuleId::TelegramBotToken => c.is_ascii_digit(),
@@ -203,23 +246,29 @@ fn token(s: &Scanner, b: &[u8], at: usize, i: usize) -> Option<Hit> {
             start -= 1;
         }
         if at - start > rule.back {
-            return None;
+            return (at + 1, None);
         }
         start
     } else {
         at
     };
     if start > 0 && token_byte(b[start - 1]) {
-        return None;
+        return (at + 1, None);
     }
     let window = &b[start..(start + MAX_TOKEN).min(b.len())];
-    let m = s.tokens[i].find(window)?;
+    let Some(m) = s.tokens[i].find(window) else { return (run_end(), None) };
     let end = start + m.end();
     if end <= at || b.get(end).is_some_and(|&c| c.is_ascii_alphanumeric() || c == b'_' || c == b'-') {
-        return None;
+        return (run_end(), None);
+    }
+    // The storage emulator's published key (Azurite, `devstoreaccount1`) opens no account.
+    if rule.rule == RuleId::AzureStorageKey
+        && b[start.saturating_sub(256)..start].windows(16).any(|w| w == b"devstoreaccount1")
+    {
+        return (end, None);
     }
     let tail = &b[(start + rule.prefix).min(end)..end];
-    judge::random_tail_ok(tail).then_some(Hit { rule: rule.rule, value: start..end })
+    (end, judge::random_tail_ok(tail).then_some(Hit { rule: rule.rule, value: start..end }))
 }
 
 /// Line numbers for offsets that only grow: each newline is counted once.
@@ -255,10 +304,23 @@ fn resolved_hits(text: &str, limit: usize) -> Vec<Hit> {
         if hits.len() >= limit { std::ops::ControlFlow::Break(()) } else { std::ops::ControlFlow::Continue(()) }
     });
     hits.sort_by_key(|h| (h.value.start, h.value.end));
+    // Specific spans in start order with the furthest end reached so far: a contextual hit
+    // overlaps one iff, among the spans starting before its end, the furthest end passes its
+    // start. A binary search per hit: O(n log n) however the spans nest.
     let specific: Vec<Range<usize>> = hits.iter().filter(|h| !h.rule.contextual()).map(|h| h.value.clone()).collect();
-    let overlaps = |a: &Range<usize>| specific.iter().any(|s| s.start < a.end && a.start < s.end);
-    hits.retain(|h| !h.rule.contextual() || !overlaps(&h.value));
-    hits
+    let furthest: Vec<usize> = specific
+        .iter()
+        .scan(0, |end, s| {
+            *end = s.end.max(*end);
+            Some(*end)
+        })
+        .collect();
+    let overlapped = |h: &Range<usize>| {
+        let j = specific.partition_point(|s| s.start < h.end);
+        j > 0 && furthest[j - 1] > h.start
+    };
+    let kept: Vec<Hit> = hits.into_iter().filter(|h| !h.rule.contextual() || !overlapped(&h.value)).collect();
+    kept
 }
 
 /// Every credential in `text` (at most `MAX_SECRET_FINDINGS`), one finding per rule and line.
@@ -299,11 +361,19 @@ pub fn redact_secrets(text: &str) -> Option<String> {
         if hit.value.end <= at {
             continue;
         }
-        // Values are ASCII-delimited, so these are char boundaries; lossy if not.
-        let from = hit.value.start.max(at);
-        out.push_str(text.get(at..from).unwrap_or(""));
+        // Widened to character boundaries: a span never splits a character, and nothing
+        // around it is lost.
+        let mut from = hit.value.start.max(at);
+        while !text.is_char_boundary(from) {
+            from -= 1;
+        }
+        let mut to = hit.value.end.min(text.len());
+        while !text.is_char_boundary(to) {
+            to += 1;
+        }
+        out.push_str(&text[at..from.max(at)]);
         out.push_str(&format!("[redacted: {}]", hit.rule.id()));
-        at = hit.value.end;
+        at = to.max(at);
     }
     out.push_str(text.get(at..).unwrap_or(""));
     Some(out)

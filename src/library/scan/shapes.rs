@@ -142,21 +142,29 @@ pub fn pgpass(b: &[u8], at: usize) -> (usize, Option<Found>) {
     (end, Some(Found { rule: RuleId::PgpassPassword, value: end - pass.len()..end }))
 }
 
-/// `mysql … -pPASSWORD` or `--password=PASSWORD` (also mysqldump, mysqladmin). `-p` alone
-/// prompts and is fine. Returns where examination ended (the line's end).
+/// `mysql … -pPASSWORD` or `--password=PASSWORD` (also mysqldump, mysqladmin, …). `-p` alone
+/// prompts and is fine; `mysql_config … -pthread` is not a mysql command. Returns where
+/// examination ended (the line's end).
 pub fn mysql(b: &[u8], at: usize) -> (usize, Option<Found>) {
     if at > 0 && (b[at - 1].is_ascii_alphanumeric() || b[at - 1] == b'_') {
         return (at + 5, None);
     }
     let end = walk(b, at, 512, |c| c != b'\n');
+    let Some(command) = token(b, at).filter(|w| w.start == at) else { return (end, None) };
+    if !matches!(
+        &b[command.clone()],
+        b"mysql" | b"mysqldump" | b"mysqladmin" | b"mysqlsh" | b"mysqlimport" | b"mysqlcheck"
+    ) {
+        return (end, None);
+    }
     let mut user: &[u8] = &[];
-    let mut i = at;
+    let mut i = command.end;
     while let Some(word) = token(b, i) {
         if word.start >= end {
             break;
         }
         i = word.end;
-        let w = &b[word.clone()];
+        let w = &b[word.start..word.end.min(end)];
         let (value, offset) = if let Some(v) = w.strip_prefix(b"--password=") {
             (v, 11)
         } else if let Some(v) = w.strip_prefix(b"-p").filter(|v| !v.is_empty() && !v.starts_with(b"-")) {
@@ -167,10 +175,13 @@ pub fn mysql(b: &[u8], at: usize) -> (usize, Option<Found>) {
             }
             continue;
         };
-        let quoted = matches!(value.first(), Some(b'"' | b'\''));
-        let value_start = word.start + offset + usize::from(quoted);
-        let value = if quoted { &value[1..value.len().saturating_sub(1).max(1)] } else { value };
         let value = value.strip_suffix(b"\r").unwrap_or(value);
+        // Quotes around the value are not part of it (an unclosed one is kept: a byte, never
+        // half a character, is dropped).
+        let (value, value_start) = match value {
+            [q @ (b'"' | b'\''), inner @ .., last] if last == q => (inner, word.start + offset + 1),
+            _ => (value, word.start + offset),
+        };
         if value != user && judge::literal_password(value, 4) {
             return (
                 end,
@@ -228,77 +239,86 @@ pub fn authorization(b: &[u8], at: usize) -> Option<Found> {
     }
 }
 
-/// `-----BEGIN … PRIVATE KEY-----` followed by a body: a run of 40+ base64 characters before
-/// the next `-----` (a documented `MIIE...` stub has none). Also inside a JSON string, where
-/// the lines are joined by `\n` escapes (a GCP service-account file).
+/// `-----BEGIN … PRIVATE KEY-----` followed at once by a body: the next line (after a newline
+/// or a `\n` escape, as in a GCP service-account JSON) is 40+ base64 characters, or an encrypted
+/// key's `Proc-Type:` header. A documented `MIIE...` stub, or the header quoted in prose, is not.
 pub fn pem(b: &[u8], at: usize) -> Option<Found> {
     let close = (at + 10..(at + 80).min(b.len().saturating_sub(4))).find(|&i| b[i..].starts_with(b"-----"))?;
     let header_end = close + 5;
     if !b[at..close].windows(11).any(|w| w == b"PRIVATE KEY") {
         return None;
     }
-    let limit = (header_end + 4096).min(b.len());
-    let mut run = 0;
-    for i in header_end..limit {
-        let c = b[i];
-        if c == b'-' && b[i..].starts_with(b"-----") {
-            return None;
-        }
-        run = if c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'=') { run + 1 } else { 0 };
-        if run >= 40 {
-            return Some(Found { rule: RuleId::PrivateKey, value: at..header_end });
+    // The line break (and the indentation of a YAML block) before the body.
+    let mut i = header_end;
+    let mut broke = false;
+    for _ in 0..40 {
+        match (b.get(i), b.get(i + 1)) {
+            (Some(b'\r' | b'\n'), _) => (i, broke) = (i + 1, true),
+            (Some(b' ' | b'\t'), _) if broke => i += 1,
+            (Some(b'\\'), Some(b'n' | b'r')) => (i, broke) = (i + 2, true),
+            _ => break,
         }
     }
-    None
+    if !broke {
+        return None;
+    }
+    let body = walk(b, i, 40, |c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'='));
+    (body - i >= 40 || b[i..].starts_with(b"Proc-Type:"))
+        .then_some(Found { rule: RuleId::PrivateKey, value: at..header_end })
 }
 
 /// Base64 of a PEM block (`LS0tLS1CRUdJTi…` is `-----BEGIN`): a private key when its decoded
-/// header says so (a certificate's does not).
-pub fn base64_pem(b: &[u8], at: usize) -> Option<Found> {
+/// header says so (a certificate's does not). Returns where examination ended (the run's end).
+pub fn base64_pem(b: &[u8], at: usize) -> (usize, Option<Found>) {
     let end = walk(b, at, 64 * 1024, |c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'='));
     let head = &b[at..(at + 96).min(end)];
-    let decoded = judge::base64_decode(&head[..head.len() / 4 * 4])?;
+    let Some(decoded) = judge::base64_decode(&head[..head.len() / 4 * 4]) else { return (end, None) };
     let header_end = decoded.iter().skip(5).position(|&c| c == b'-').map_or(decoded.len(), |i| i + 5);
     let private = decoded[..header_end].windows(11).any(|w| w == b"PRIVATE KEY");
-    (private && end - at >= 200).then_some(Found { rule: RuleId::Base64PrivateKey, value: at..end })
+    (end, (private && end - at >= 200).then_some(Found { rule: RuleId::Base64PrivateKey, value: at..end }))
 }
 
 /// `eyJ….eyJ….sig`: a JWT whose header decodes to JSON naming an algorithm, and whose payload
-/// is not a documented sample (counting ids such as `"sub":"1234567890"`, placeholder words).
-pub fn jwt(b: &[u8], at: usize) -> Option<Found> {
+/// is not a documented sample (counting ids such as `"sub":"1234567890"`, `John Doe`, example
+/// or demo issuers). Returns where examination ended.
+pub fn jwt(b: &[u8], at: usize) -> (usize, Option<Found>) {
     let seg = |from: usize| walk(b, from, 4096, |c| c.is_ascii_alphanumeric() || c == b'_' || c == b'-');
     let h_end = seg(at);
     if b.get(h_end) != Some(&b'.') || h_end - at < 12 {
-        return None;
+        return (h_end, None);
     }
     let p_end = seg(h_end + 1);
     if b.get(p_end) != Some(&b'.') || p_end - h_end < 12 || !b[h_end + 1..].starts_with(b"eyJ") {
-        return None;
+        return (p_end, None);
     }
     let s_end = seg(p_end + 1);
     if s_end - p_end <= 10 {
-        return None;
+        return (s_end, None);
     }
-    let header = judge::base64_decode(&b[at..h_end])?;
-    let payload = judge::base64_decode(&b[h_end + 1..p_end])?;
+    let (Some(header), Some(payload)) =
+        (judge::base64_decode(&b[at..h_end]), judge::base64_decode(&b[h_end + 1..p_end]))
+    else {
+        return (s_end, None);
+    };
     if !header.windows(5).any(|w| w == b"\"alg\"") {
-        return None;
+        return (s_end, None);
     }
     let digits: Vec<u8> = payload.iter().copied().filter(u8::is_ascii_digit).collect();
+    let marked = |word: &[u8]| payload.windows(word.len()).any(|w| w.eq_ignore_ascii_case(word));
     let sample = judge::longest_sequence(&digits) >= 6
-        || judge::is_placeholder(&payload)
-        || payload.windows(8).any(|w| w.eq_ignore_ascii_case(b"john doe"));
-    (!sample && judge::random_tail_ok(&b[p_end + 1..s_end])).then_some(Found { rule: RuleId::Jwt, value: at..s_end })
+        || [&b"john doe"[..], b"example", b"sample", b"demo", b"your-", b"placeholder"].iter().any(|w| marked(w));
+    let found = !sample && judge::random_tail_ok(&b[p_end + 1..s_end]);
+    (s_end, found.then_some(Found { rule: RuleId::Jwt, value: at..s_end }))
 }
 
 /// `…?sv=…&sig=SIGNATURE`: an Azure shared access signature (the `sig` of a URL that also
-/// carries `sv=` or `se=`).
-pub fn azure_sas(b: &[u8], at: usize) -> Option<Found> {
+/// carries `sv=` or `se=`). Never reads back past `floor`, where the previous `sig=` was read.
+pub fn azure_sas(b: &[u8], at: usize, floor: usize) -> Option<Found> {
     if at == 0 || !matches!(b[at - 1], b'?' | b'&') {
         return None;
     }
     let mut q = at;
-    while q > 0 && at - q < 1024 && !is_space(b[q - 1]) && b[q - 1] != b'?' {
+    while q > floor && at - q < 1024 && !is_space(b[q - 1]) && b[q - 1] != b'?' {
         q -= 1;
     }
     let query = &b[q..at];

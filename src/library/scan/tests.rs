@@ -292,3 +292,76 @@ fn judgements_by_shape() {
     assert!(judge::is_reference(b"${TOKEN}") && judge::is_reference(b"config.db.password"));
     assert_eq!(judge::base64_decode(b"dXNlcjpwYXNz").as_deref(), Some(&b"user:pass"[..]));
 }
+
+#[test]
+fn assignments_written_the_ways_code_and_docs_write_them() {
+    let v = "Zr7kq2Lp9xW3vT5m";
+    let rules = |text: &str| scan_secrets(text).iter().map(|f| f.rule).collect::<Vec<_>>();
+    for text in [
+        format!("password                = \"{v}\""),
+        format!("os.environ[\"API_KEY\"] = \"{v}\""),
+        format!("define('DB_PASSWORD', '{v}');"),
+        format!("#define WIFI_PASSWORD \"{v}\""),
+        format!("ENV API_TOKEN \"{v}\""),
+        format!("- DB_PASSWORD: `{v}`"),
+        format!("\"{{\\\"api_key\\\": \\\"{v}\\\"}}\""),
+        format!("DB_PASSWORD_PROD={v}"),
+        format!("OPENAI_API_KEY_2={v}"),
+        format!("PassWord={v}"),
+    ] {
+        assert_eq!(rules(&text).len(), 1, "{text}: {:?}", scan_secrets(&text));
+    }
+    let jwt = format!(
+        "{}.{}.{}",
+        b64url(r#"{"alg":"HS256","typ":"JWT"}"#),
+        b64url(r#"{"role":"service_role","iss":"supabase","iat":1764547200}"#),
+        mixed(43)
+    );
+    assert_eq!(rules(&format!("SUPABASE_SERVICE_ROLE_KEY={jwt}")), ["jwt"]);
+    let pem = format!("-----BEGIN RSA {}-----\n{}\n{}\n{}\n", "PRIVATE KEY", mixed(64), mixed(64), mixed(64));
+    assert_eq!(rules(&format!("PRIVATE_KEY={}", b64(&pem))), ["base64-private-key"]);
+}
+
+#[test]
+fn defaults_labels_hashes_and_prose_in_credential_places_pass() {
+    for text in [
+        "POSTGRES_PASSWORD=postgres",
+        "password: admin123",
+        "password: hunter2",
+        "API_KEY=abc123def456",
+        "--token abc123xyz789",
+        "SECRET_KEY=mysecretkey123",
+        "Authorization: Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ==",
+        "\"password\": \"Contraseña\"",
+        "\"password\": \"Wachtwoord\"",
+        "password: \"$argon2id$v=19$m=65536,t=3,p=4$c29tZXNhbHQ$RdescudvJCsgt3ub+b+dWRWJTmaaJObG\"",
+        "gcc app.c $(mysql_config --cflags --libs) -pthread",
+        "Your key starts with `-----BEGIN OPENSSH PRIVATE KEY-----`.\n\nuses: actions/checkout@b4ffde65f46336ab88eb53be808477a3936bae11",
+        "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==;",
+    ] {
+        assert!(scan_secrets(text).is_empty(), "{text:?}: {:?}", scan_secrets(text));
+    }
+}
+
+#[test]
+fn redaction_never_splits_a_character_or_drops_text() {
+    let text = "mysql -p\"Zr7kq2Lp9xé and the rest stays\n";
+    let out = redact_secrets(text).unwrap_or_else(|| text.to_string());
+    assert!(out.ends_with("and the rest stays\n"), "{out}");
+}
+
+#[test]
+fn more_adversarial_runs_find_nothing_and_then_the_key() {
+    let key = format!("{}{}", "ghp_", mixed(36));
+    let overlap = format!("token=Ab3dE5gH {}{}\n", "AKIA", "Z3K7Q2M9X4B8V6N1");
+    for unit in ["&sig=", "/sntrys_eyJ", "=pscale_pw_", "=LS0tLS1CRUdJTi", "=eyJhbGciOiJIUzI1NiJ9"] {
+        let run = unit.repeat(50_000 / unit.len());
+        let text = format!("{run}\nthen {key}\n");
+        let rules: Vec<&str> = scan_secrets(&text).iter().map(|f| f.rule).collect();
+        assert_eq!(rules, ["github-pat"], "after a run of {unit:?}");
+    }
+    // Thousands of hits of both kinds: redaction resolves their overlaps in one sweep.
+    let text = format!("{}then {key}\n", overlap.repeat(2_000));
+    let redacted = redact_secrets(&text).expect("keys are redacted");
+    assert!(!redacted.contains(&key) && !redacted.contains("AKIAZ3K7"), "{}", &redacted[..200]);
+}
