@@ -180,3 +180,20 @@ fn hidden_characters_in_staged_content_are_shown_not_obeyed() {
     let shown = text(&mut h, "show hidden");
     assert!(!shown.contains('\r') && shown.contains("\\u{d}"), "{shown:?}");
 }
+
+/// A refused lifecycle command leaves no trace: not a lock, not even the state folder.
+#[test]
+fn refused_pin_archive_and_restore_leave_nothing_behind() {
+    let mut h = ready("{}");
+    h.hand_written("bravo", "A hand-written skill. Use when testing.");
+    let state = h.state_dir();
+    let _ = std::fs::remove_dir_all(&state);
+    let before = common::snapshot(h.home.path());
+    for args in
+        ["pin nope", "unpin nope", "archive nope", "restore nope", "pin bravo", "archive bravo", "restore bravo"]
+    {
+        assert!(!fails(&mut h, args).is_empty(), "{args}");
+        assert_eq!(common::snapshot(h.home.path()), before, "{args} left something");
+        assert!(!state.exists(), "{args} created the state folder");
+    }
+}

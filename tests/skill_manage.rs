@@ -363,6 +363,28 @@ fn huge_fields_are_refused_before_parsing_and_the_next_call_works() {
     assert!(listed["skills"].is_array(), "the instance still answers: {listed}");
 }
 
+/// Event texts are observations, never refused: 40 MB messages and tool results are clipped by
+/// the host before they enter the instance, nothing traps, and the next call works.
+#[test]
+fn huge_event_texts_are_clipped_and_the_next_call_works() {
+    let mut h = ready("{}");
+    let ctx = self_evolve_host::user_context("s1");
+    let huge = "é".repeat(20 << 20); // 40 MiB of UTF-8
+    h.plugin.user_message(&ctx, &huge, true).unwrap();
+    h.plugin.assistant_message(&ctx, &huge).unwrap();
+    let event = self_evolve_host::plugin::ToolEvent {
+        tool: "bash".into(),
+        args_json: huge.clone(),
+        ok: true,
+        output: huge.clone(),
+    };
+    h.plugin.tool_result(&ctx, &event).unwrap();
+    let listed = h.skill("s1", json!({"action": "list"})).unwrap();
+    assert!(listed["skills"].is_array(), "the instance still answers: {listed}");
+    let clipped = self_evolve_host::plugin::clip_event_text(&huge);
+    assert!(clipped.len() <= self_evolve_host::plugin::MAX_EVENT_TEXT_BYTES && huge.starts_with(clipped));
+}
+
 /// Messages say what happened: a bad byte in a skill of ours is an encoding error naming its
 /// line (not `not-owned`); a missing name and a name that never matched its folder are not
 /// "renames".

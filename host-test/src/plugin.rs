@@ -179,13 +179,18 @@ impl Plugin {
         self.guarded("tools.call", |b, s| b.self_evolve_plugin_tools().call_call(s, ctx, name, args_json))
     }
 
+    // Event texts are observations, never refused: longer ones are clipped before they enter the
+    // instance (the plugin keeps a few hundred characters of each; copying 40 MB in would cost
+    // the instance's memory).
     pub fn user_message(&mut self, ctx: &CallContext, text: &str, human: bool) -> Result<Vec<String>, CallError> {
         self.note(ctx);
+        let text = clip_event_text(text);
         self.guarded("events.user-message", |b, s| b.self_evolve_plugin_events().call_user_message(s, ctx, text, human))
     }
 
     pub fn assistant_message(&mut self, ctx: &CallContext, text: &str) -> Result<Vec<String>, CallError> {
         self.note(ctx);
+        let text = clip_event_text(text);
         self.guarded("events.assistant-message", |b, s| {
             b.self_evolve_plugin_events().call_assistant_message(s, ctx, text)
         })
@@ -193,6 +198,18 @@ impl Plugin {
 
     pub fn tool_result(&mut self, ctx: &CallContext, event: &ToolEvent) -> Result<Vec<String>, CallError> {
         self.note(ctx);
+        let clipped;
+        let event = if event.args_json.len() > MAX_EVENT_TEXT_BYTES || event.output.len() > MAX_EVENT_TEXT_BYTES {
+            clipped = ToolEvent {
+                tool: clip_event_text(&event.tool).to_string(),
+                args_json: clip_event_text(&event.args_json).to_string(),
+                ok: event.ok,
+                output: clip_event_text(&event.output).to_string(),
+            };
+            &clipped
+        } else {
+            event
+        };
         self.guarded("events.tool-result", |b, s| b.self_evolve_plugin_events().call_tool_result(s, ctx, event))
     }
 
@@ -375,6 +392,21 @@ pub fn user_context(session: &str) -> CallContext {
         depth: 0,
         cwd: String::new(),
     }
+}
+
+/// The longest event text (message, tool arguments or output) passed into the instance.
+pub const MAX_EVENT_TEXT_BYTES: usize = 1 << 20;
+
+/// `text` cut to at most `MAX_EVENT_TEXT_BYTES`, never inside a character.
+pub fn clip_event_text(text: &str) -> &str {
+    if text.len() <= MAX_EVENT_TEXT_BYTES {
+        return text;
+    }
+    let mut end = MAX_EVENT_TEXT_BYTES;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
 }
 
 /// The plugin's own bound on a `/skills` line (`command::MAX_LINE_BYTES`).

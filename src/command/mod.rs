@@ -90,20 +90,26 @@ fn dispatch(host: &impl Host, active: &mut Active, ctx: &CallContext, args: &str
         }
         Some("reject") => approval::reject(host, one_arg(rest, "reject ID")?, a.json),
         Some("list") => skills::list(host, active, ctx, rest, a.json),
+        // Each is checked before the lock is taken (and again under it): a refusal leaves no
+        // trace, not a lock file, not even the state folder.
         Some("pin") => {
             let name = one_arg(rest, "pin NAME")?;
+            skills::owned_skill(host, ctx, name)?;
             locked(host, name, || skills::pin(host, active, ctx, name, true, a.json))
         }
         Some("unpin") => {
             let name = one_arg(rest, "unpin NAME")?;
+            skills::owned_skill(host, ctx, name)?;
             locked(host, name, || skills::pin(host, active, ctx, name, false, a.json))
         }
         Some("archive") => {
             let name = one_arg(rest, "archive NAME")?;
+            skills::archivable(host, ctx, name)?;
             locked(host, name, || skills::archive(host, active, ctx, name, a.json))
         }
         Some("restore") => {
             let name = one_arg(rest, "restore NAME")?;
+            crate::library::curator::restorable(host, name)?;
             locked(host, name, || skills::restore(host, active, name, a.json))
         }
         Some("curator") => skills::curator(host, active, rest, a.json),

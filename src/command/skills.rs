@@ -19,10 +19,7 @@ pub(super) fn archive(
     name: &str,
     json_mode: bool,
 ) -> Result<String, String> {
-    let (location, skill) = owned_skill(host, ctx, name)?;
-    if skill.is_pinned() {
-        return Err(format!("`{name}` is pinned; unpin it first"));
-    }
+    let location = archivable(host, ctx, name)?;
     let folder = skill_manage::archive_location(host, &ctx.session, &location, "archived by the operator")
         .map_err(|e| e.message)?;
     active.cache.forget(&location.root, &location.path());
@@ -34,8 +31,17 @@ pub(super) fn restore(host: &impl Host, active: &mut Active, name: &str, json_mo
     answer(json_mode, json!({"restored": name, "from": folder}), || format!("restored `{name}` from archive/{folder}"))
 }
 
+/// A skill this plugin wrote and nobody pinned: where it is.
+pub(super) fn archivable(host: &impl Host, ctx: &CallContext, name: &str) -> Result<Location, String> {
+    let (location, skill) = owned_skill(host, ctx, name)?;
+    if skill.is_pinned() {
+        return Err(format!("`{name}` is pinned; unpin it first"));
+    }
+    Ok(location)
+}
+
 /// A skill this plugin wrote, found the way the tool finds it.
-fn owned_skill(host: &impl Host, ctx: &CallContext, name: &str) -> Result<(Location, SkillFile), String> {
+pub(super) fn owned_skill(host: &impl Host, ctx: &CallContext, name: &str) -> Result<(Location, SkillFile), String> {
     let store = Store::new(host, &ctx.session);
     let location = store.locate(name).map_err(|e| e.message)?.ok_or_else(|| format!("no skill named `{name}`"))?;
     let bytes = store.read(&location.root, &location.path()).map_err(|e| e.message)?;

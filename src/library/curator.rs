@@ -168,21 +168,28 @@ pub fn last_report(host: &impl Host) -> Option<Report> {
 }
 
 /// Brings back the newest archived copy of `name` into the user scope, as active.
-pub fn restore(host: &impl Host, name: &str, cache: &mut ListCache) -> Result<String, String> {
+/// The newest archived copy of `name` (its folder under `archive/`), when it can be restored:
+/// no live skill has the name.
+pub fn restorable(host: &impl Host, name: &str) -> Result<String, String> {
     let store = Store::new(host, "");
     if store.locate(name).map_err(|e| e.message)?.is_some() {
         return Err(format!("a skill named `{name}` exists; archive or rename it first"));
     }
     let entries = host.list_dir(&Root::State, "archive").unwrap_or_default();
-    let folder = entries
+    entries
         .iter()
         .map(|(n, _)| n)
         .filter(|n| {
             n.strip_prefix(name).and_then(|rest| rest.strip_prefix('-')).is_some_and(|ts| ts.parse::<u64>().is_ok())
         })
         .max_by_key(|n| n.rsplit('-').next().and_then(|ts| ts.parse::<u64>().ok()).unwrap_or(0))
-        .ok_or_else(|| format!("no archived copy of `{name}`"))?
-        .clone();
+        .cloned()
+        .ok_or_else(|| format!("no archived copy of `{name}`"))
+}
+
+pub fn restore(host: &impl Host, name: &str, cache: &mut ListCache) -> Result<String, String> {
+    let store = Store::new(host, "");
+    let folder = restorable(host, name)?;
     let source = format!("archive/{folder}");
     let note: serde_json::Value = host
         .read(&Root::State, &format!("{source}/archived.json"))

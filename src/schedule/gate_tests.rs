@@ -150,3 +150,14 @@ fn a_success_resets_the_failure_count() {
     assert!(!breaker.open);
     assert_eq!(breaker.consecutive_failures, 2);
 }
+
+#[test]
+fn a_credential_in_the_transport_error_never_reaches_the_log() {
+    let password = format!("{}{}", "Zr7-kq2", "Lp9xW3");
+    let message = format!("proxy https://gate:{password}@proxy.corp.io:8080 refused the connection");
+    let host = host_with(vec![Err(HttpError::Network(message))]);
+    let (_, record) = ask(&host, &jev(), &mut Breaker::default(), "s1", &digest());
+    assert_eq!(record.reason, "fallback: network error");
+    assert!(host.logged("gate network error: proxy https://gate:[redacted: password-in-url]@"));
+    assert!(!host.logged(&password));
+}

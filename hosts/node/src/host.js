@@ -112,9 +112,21 @@ export class Plugin {
     if (bytes > MAX_ARGS_BYTES) return { ok: false, error: tooLargeArguments(bytes) };
     return result(() => this.call('tools.call', (x) => x.tools.call(ctx, name, argsJson)));
   }
-  userMessage(ctx, text, human) { return this.call('events.user-message', (x) => x.events.userMessage(ctx, text, human)); }
-  assistantMessage(ctx, text) { return this.call('events.assistant-message', (x) => x.events.assistantMessage(ctx, text)); }
-  toolResult(ctx, event) { return this.call('events.tool-result', (x) => x.events.toolResult(ctx, event)); }
+  // Event texts are observations, never refused: longer ones are clipped before they enter the
+  // instance (the plugin keeps a few hundred characters of each; copying 40 MB in would cost
+  // the instance's memory).
+  userMessage(ctx, text, human) {
+    const t = clipEventText(text);
+    return this.call('events.user-message', (x) => x.events.userMessage(ctx, t, human));
+  }
+  assistantMessage(ctx, text) {
+    const t = clipEventText(text);
+    return this.call('events.assistant-message', (x) => x.events.assistantMessage(ctx, t));
+  }
+  toolResult(ctx, event) {
+    const e = { ...event, argsJson: clipEventText(event.argsJson), output: clipEventText(event.output) };
+    return this.call('events.tool-result', (x) => x.events.toolResult(ctx, e));
+  }
   turnEnd(ctx, status) { return this.call('events.turn-end', (x) => x.events.turnEnd(ctx, status)); }
   activationEnd(outcome) { return this.call('events.activation-end', (x) => x.events.activationEnd(outcome)); }
   tick() { return this.call('events.tick', (x) => x.events.tick()); }
@@ -157,6 +169,19 @@ export class Plugin {
     }
     return lines;
   }
+}
+
+/** The longest event text (message, tool arguments or output) passed into the instance. */
+export const MAX_EVENT_TEXT_BYTES = 1024 * 1024;
+
+/** `text` cut to at most MAX_EVENT_TEXT_BYTES of UTF-8, never inside a character. */
+export function clipEventText(text) {
+  if (typeof text !== 'string' || text.length <= MAX_EVENT_TEXT_BYTES / 4) return text;
+  const bytes = Buffer.from(text, 'utf8');
+  if (bytes.length <= MAX_EVENT_TEXT_BYTES) return text;
+  let end = MAX_EVENT_TEXT_BYTES;
+  while (end > 0 && (bytes[end] & 0xc0) === 0x80) end -= 1;
+  return bytes.subarray(0, end).toString('utf8');
 }
 
 /** The plugin's own bound on a `/skills` line (`command::MAX_LINE_BYTES`). */

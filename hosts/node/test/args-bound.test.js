@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { tempDir } from '../test-support/tmp.js';
 import * as path from 'node:path';
-import { loadPlugin, userContext, tooLargeArguments } from '../src/host.js';
+import { loadPlugin, userContext, tooLargeArguments, clipEventText, MAX_EVENT_TEXT_BYTES } from '../src/host.js';
 
 test('the refusal text is the plugin\'s', () => {
   assert.equal(
@@ -25,4 +25,24 @@ test('25 MiB of arguments are refused without a trap, and the next call works', 
   const huge = plugin.toolsCall(ctx, 'skill_manage', JSON.stringify({ action: 'create', name: 'x'.repeat(6 << 20), description: 'd' }));
   assert.equal(JSON.parse(huge.error).details.field, 'name', 'the plugin names the field');
   assert.ok(plugin.toolsCall(ctx, 'skill_manage', '{"action":"list"}').ok);
+});
+
+test('40 MB event texts are clipped by the host, never trap, and the next call works', async () => {
+  const home = tempDir('se-events-');
+  const plugin = await loadPlugin({ fs: { userSkills: path.join(home, 'skills'), state: path.join(home, 'state') } });
+  assert.ok(plugin.init('{}', ['tools']).ok);
+  const ctx = userContext('s1');
+  const huge = 'é'.repeat(20 << 20); // 40 MiB of UTF-8, two bytes a character
+  assert.ok(Array.isArray(plugin.userMessage(ctx, huge, true)));
+  assert.ok(Array.isArray(plugin.assistantMessage(ctx, huge)));
+  assert.ok(Array.isArray(plugin.toolResult(ctx, { tool: 'bash', argsJson: huge, ok: true, output: huge })));
+  assert.ok(plugin.toolsCall(ctx, 'skill_manage', '{"action":"list"}').ok);
+});
+
+test('clipping never cuts a character', () => {
+  const text = 'a' + 'é'.repeat(MAX_EVENT_TEXT_BYTES);
+  const clipped = clipEventText(text);
+  assert.ok(Buffer.byteLength(clipped) <= MAX_EVENT_TEXT_BYTES);
+  assert.ok(!clipped.includes('\uFFFD'));
+  assert.equal(clipEventText('short'), 'short');
 });
