@@ -77,7 +77,12 @@ pub fn check(skills: &[SkillInput], duplicate_threshold: f64) -> Vec<Finding> {
             }
         }
         for file in std::iter::once(&skill.skill_md).chain(&skill.resources) {
-            let text = String::from_utf8_lossy(&file.bytes);
+            // Valid UTF-8 (nearly always) is borrowed after the fast check; only a file with bad
+            // bytes pays for the lossy copy.
+            let text = match std::str::from_utf8(&file.bytes) {
+                Ok(text) => std::borrow::Cow::Borrowed(text),
+                Err(_) => String::from_utf8_lossy(&file.bytes),
+            };
             let secrets = acknowledge::unacknowledged(crate::library::scan::scan_secrets(&text), &acknowledged);
             out.extend(secrets.iter().map(|f| from_lint(&file.path, f)));
             out.extend(lint::scan_destructive(&text).iter().map(|f| from_lint(&file.path, f)));
@@ -89,8 +94,9 @@ pub fn check(skills: &[SkillInput], duplicate_threshold: f64) -> Vec<Finding> {
         candidates.iter().map(|(_, c)| Terms::of(&mut vocabulary, &c.name, &c.description)).collect();
     let entries: Vec<(&str, &Terms)> = candidates.iter().zip(&terms).map(|((_, c), t)| (c.name.as_str(), t)).collect();
     let index = Index::from_terms(&vocabulary, &entries);
+    let scorer = index.scorer();
     for (i, (path, candidate)) in candidates.iter().enumerate() {
-        for m in index.closest(&vocabulary, &candidate.name, &candidate.description, 4) {
+        for m in scorer.closest_to(i, 4) {
             let earlier = candidates[..i].iter().any(|(_, c)| c.name == m.name);
             if earlier && m.score >= duplicate_threshold {
                 out.push(finding(

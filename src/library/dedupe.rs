@@ -169,23 +169,30 @@ impl Index {
         let (name_ids, name_unknown) = vocabulary.lookup(&names);
         let (ids, unknown) = vocabulary.lookup(&all);
         let unknown_weight = unknown as f64 * self.weight_df(0);
-        let proposal_weight: f64 = ids.iter().map(|&t| self.weight(t)).sum::<f64>() + unknown_weight;
+        let query = Query { name_ids: &name_ids, name_unknown, ids: &ids, unknown_weight, skip: None };
+        let total = |i: usize| self.terms[i].all.iter().map(|&t| self.weight(t)).sum();
+        self.score(&query, |t| self.weight(t), total, limit)
+    }
+
+    /// Every skill sharing a term with the query, scored; best first.
+    fn score(&self, q: &Query, weight: impl Fn(u32) -> f64, total: impl Fn(usize) -> f64, limit: usize) -> Vec<Match> {
+        let proposal_weight: f64 = q.ids.iter().map(|&t| weight(t)).sum::<f64>() + q.unknown_weight;
         let mut candidates: Vec<u32> =
-            ids.iter().flat_map(|&t| self.postings.get(t as usize).into_iter().flatten().copied()).collect();
+            q.ids.iter().flat_map(|&t| self.postings.get(t as usize).into_iter().flatten().copied()).collect();
         candidates.sort_unstable();
         candidates.dedup();
         let mut matches: Vec<Match> = candidates
             .into_iter()
+            .filter(|&i| Some(i as usize) != q.skip)
             .map(|i| {
                 let other = &self.terms[i as usize];
                 // Names: containment, so `deploy-staging` inside `staging-deploy-order` counts fully.
-                let name_common = count_common(&name_ids, &other.name);
-                let smaller = (name_ids.len() + name_unknown).min(other.name.len());
+                let name_common = count_common(q.name_ids, &other.name);
+                let smaller = (q.name_ids.len() + q.name_unknown).min(other.name.len());
                 let name_score = if smaller == 0 { 0.0 } else { name_common as f64 / smaller as f64 };
                 // Descriptions: rarity-weighted Dice over their terms.
-                let common: f64 = common_ids(&ids, &other.all).map(|t| self.weight(t)).sum();
-                let other_weight: f64 = other.all.iter().map(|&t| self.weight(t)).sum();
-                let total = proposal_weight + other_weight;
+                let common: f64 = common_ids(q.ids, &other.all).map(&weight).sum();
+                let total = proposal_weight + total(i as usize);
                 let description_score = if total == 0.0 { 0.0 } else { 2.0 * common / total };
                 // Identical names alone are not enough; nor are descriptions alone.
                 let score = 0.45 * name_score + 0.55 * description_score;
@@ -200,6 +207,43 @@ impl Index {
         matches.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.name.cmp(&b.name)));
         matches.truncate(limit);
         matches
+    }
+
+    /// For scoring the whole library against itself (`check`): every term's weight and every
+    /// skill's total weight computed once, not once per pair (the index no longer changes).
+    pub fn scorer(&self) -> Scorer<'_> {
+        let weight: Vec<f64> = self.document_frequency.iter().map(|&df| self.weight_df(df)).collect();
+        let of = |t: u32| weight.get(t as usize).copied().unwrap_or_else(|| self.weight_df(0));
+        let total = self.terms.iter().map(|terms| terms.all.iter().map(|&t| of(t)).sum()).collect();
+        Scorer { index: self, weight, total }
+    }
+}
+
+/// A query's interned terms.
+struct Query<'q> {
+    name_ids: &'q [u32],
+    name_unknown: usize,
+    ids: &'q [u32],
+    unknown_weight: f64,
+    /// The query's own entry, when it is one of the index's skills.
+    skip: Option<usize>,
+}
+
+/// Scores the index's own skills against each other with weights computed once.
+pub struct Scorer<'i> {
+    index: &'i Index,
+    weight: Vec<f64>,
+    total: Vec<f64>,
+}
+
+impl Scorer<'_> {
+    /// The skills closest to skill `i` of the index (itself left out); best first.
+    pub fn closest_to(&self, i: usize, limit: usize) -> Vec<Match> {
+        let Some(terms) = self.index.terms.get(i) else { return Vec::new() };
+        let query =
+            Query { name_ids: &terms.name, name_unknown: 0, ids: &terms.all, unknown_weight: 0.0, skip: Some(i) };
+        let weight = |t: u32| self.weight.get(t as usize).copied().unwrap_or_else(|| self.index.weight_df(0));
+        self.index.score(&query, weight, |j| self.total[j], limit)
     }
 }
 
@@ -307,6 +351,26 @@ mod tests {
         let best = &closest_among(&lib, &p, 1)[0];
         assert_eq!((best.name.as_str(), best.name_score), ("deploy-staging", 1.0));
         assert!(best.score >= 0.6, "{best:?}");
+    }
+
+    #[test]
+    fn the_scorer_gives_the_scores_closest_gives() {
+        let mut lib = library();
+        lib.push(c("deploy-with-docker", "Deploying the web application to staging using docker compose."));
+        let mut vocabulary = Vocabulary::default();
+        let terms: Vec<Terms> = lib.iter().map(|c| Terms::of(&mut vocabulary, &c.name, &c.description)).collect();
+        let entries: Vec<(&str, &Terms)> = lib.iter().zip(&terms).map(|(c, t)| (c.name.as_str(), t)).collect();
+        let index = Index::from_terms(&vocabulary, &entries);
+        let scorer = index.scorer();
+        for (i, skill) in lib.iter().enumerate() {
+            let expected: Vec<Match> = index
+                .closest(&vocabulary, &skill.name, &skill.description, 10)
+                .into_iter()
+                .filter(|m| m.name != skill.name)
+                .take(3)
+                .collect();
+            assert_eq!(scorer.closest_to(i, 3), expected, "{}", skill.name);
+        }
     }
 
     #[test]
