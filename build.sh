@@ -48,7 +48,7 @@ run_tests() {
     step "clippy (native, all targets)"
     cargo clippy --workspace --all-targets --locked -- -D warnings
     step "clippy (the plugin as wasm, including the binding adapter)"
-    cargo clippy -p self-evolve --target "$WASM_TARGET" --locked -- -D warnings
+    cargo clippy -p self-evolve -p self-evolve-scan --target "$WASM_TARGET" --locked -- -D warnings
     step "tests"
     cargo test --workspace --locked
     wasm_unit_tests
@@ -76,7 +76,7 @@ wasm_unit_tests() {
         exit 1
     fi
     step "unit tests on wasm32-unknown-unknown (wasm-bindgen-test-runner under Node)"
-    cargo test -p self-evolve --lib --target "$WASM_TARGET" --locked
+    cargo test -p self-evolve -p self-evolve-scan --lib --target "$WASM_TARGET" --locked
 }
 
 # The second host: the same dist/self-evolve.wasm in Node through jco, and the conformance suite.

@@ -9,14 +9,14 @@
 //! probes remember where they stopped and skip anchors inside what they already read.
 //!
 //! Owns: the rule table (`rules`), the probes (`keyed`, `shapes`), the judgements (`judge`),
-//! and the public API (`scan_secrets`, `redact_secrets`, `redact_json`).
+//! and the public API (`scan_secrets`, `redact_secrets`, `fingerprint`). Depends on nothing of
+//! the plugin: the plugin's `library::scan` adapts its findings.
 
 mod judge;
 mod keyed;
 mod rules;
 mod shapes;
 
-use crate::library::lint::{Finding, Severity};
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use regex::bytes::Regex;
 pub use rules::RuleId;
@@ -109,6 +109,18 @@ fn scanner() -> &'static Scanner {
             .collect();
         Scanner { anchors, probes, tokens }
     })
+}
+
+/// A credential found by `scan_secrets`: never the value, only where it is and what names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    pub rule: &'static str,
+    /// 1-based line in the scanned text.
+    pub line: usize,
+    /// What was found, with the value redacted (`AKIA… 20 characters, redacted`).
+    pub message: String,
+    /// `rule@hash` of the value (see `fingerprint`): what an operator's acknowledgement names.
+    pub fingerprint: String,
 }
 
 /// One credential found: its rule and where its value lies in the text.
@@ -334,10 +346,9 @@ pub fn scan_secrets(text: &str) -> Vec<Finding> {
             let value = String::from_utf8_lossy(&text.as_bytes()[hit.value.clone()]);
             findings.push(Finding {
                 rule: hit.rule.id(),
-                severity: Severity::Secret,
                 line,
                 message: format!("{} ({})", hit.rule.what(), redact(&value)),
-                fingerprint: Some(fingerprint(hit.rule, value.as_bytes())),
+                fingerprint: fingerprint(hit.rule, value.as_bytes()),
             });
             if findings.len() >= MAX_SECRET_FINDINGS {
                 break;
@@ -377,22 +388,6 @@ pub fn redact_secrets(text: &str) -> Option<String> {
     }
     out.push_str(text.get(at..).unwrap_or(""));
     Some(out)
-}
-
-/// Redacts every string in a JSON value (keys and numbers stay); returns how many changed.
-pub fn redact_json(value: &mut serde_json::Value) -> usize {
-    match value {
-        serde_json::Value::String(text) => match redact_secrets(text) {
-            Some(clean) => {
-                *text = clean;
-                1
-            }
-            None => 0,
-        },
-        serde_json::Value::Array(items) => items.iter_mut().map(redact_json).sum(),
-        serde_json::Value::Object(map) => map.values_mut().map(redact_json).sum(),
-        _ => 0,
-    }
 }
 
 /// `rule@hash`: names one credential-looking value without holding it (the first 12 hex digits

@@ -139,7 +139,6 @@ fn every_rule_has_a_sample_that_is_found_named_and_redacted() {
         assert!(findings.iter().any(|f| f.rule == rule && f.line == 4), "{rule} not found in {text:?}: {findings:?}");
         assert!(findings.iter().all(|f| f.rule == rule), "{rule}: other rules fired too: {findings:?}");
         for f in &findings {
-            assert_eq!(f.severity, Severity::Secret);
             assert!(f.message.contains("redacted"), "{f:?}");
             let line = text.lines().nth(3).unwrap_or_default();
             let tail: String = line.chars().rev().take(8).collect::<Vec<_>>().into_iter().rev().collect();
@@ -240,10 +239,6 @@ fn redaction_replaces_the_value_and_keeps_the_rest() {
     assert!(!clean.contains(&key), "{clean}");
     assert!(clean.contains("[redacted: aws-access-key-id]") && clean.ends_with("second line stays\n"), "{clean}");
     assert_eq!(redact_secrets("nothing secret here, `${API_KEY}` from env"), None);
-    let mut value = serde_json::json!({"findings": [{"claim": text, "line": 3}], "note": "plain"});
-    assert_eq!(redact_json(&mut value), 1);
-    assert!(!value.to_string().contains(&key));
-    assert_eq!(value["findings"][0]["line"], 3);
 }
 
 #[test]
