@@ -134,8 +134,10 @@ if [ -x "$gitleaks" ]; then
     "$gitleaks" dir "$skills" --no-banner --exit-code 0 --report-format json --report-path "$work/gitleaks.json" \
         --gitleaks-ignore-path "$work/no-ignore" >/dev/null 2>&1
     echo "gitleaks $("$gitleaks" version): $(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$work/gitleaks.json") finding(s) on the clean corpus"
-    time_runs gitleaks "$gitleaks" dir "$skills" --no-banner --exit-code 0 --report-format json --report-path /dev/null \
-        --gitleaks-ignore-path "$work/no-ignore"
+    # Never --report-path /dev/null: gitleaks replaces the report file, and run as root that turns
+    # /dev/null into a regular file (every later read of /dev/null then returns old output).
+    time_runs gitleaks "$gitleaks" dir "$skills" --no-banner --exit-code 0 --report-format json \
+        --report-path "$work/gitleaks-timed.json" --gitleaks-ignore-path "$work/no-ignore"
 else
     echo "gitleaks: not found (set GITLEAKS)"
 fi
