@@ -42,35 +42,13 @@ build() {
     cargo run -q -p componentize --locked -- "$CORE" "$OUT"
 }
 
-# cargo clippy. On a fresh target dir, clippy's first probe of the compiler has failed here
-# reading garbage as its input ("failed to run `rustc` to learn about target-specific
-# information", the input being a build script's probe output), and cargo then caches the failed
-# probe in target/.rustc_info.json. That cache is only a cache: clear it and run once more.
-clippy() {
-    local log
-    log=$(mktemp)
-    if cargo clippy "$@" 2> >(tee "$log" >&2); then
-        rm -f "$log"
-        return 0
-    fi
-    sleep 1
-    if grep -q "to learn about target-specific information" "$log"; then
-        rm -f "$log" target/.rustc_info.json
-        echo "build.sh: the compiler probe failed (see above); cleared its cache, running clippy again" >&2
-        cargo clippy "$@"
-    else
-        rm -f "$log"
-        return 1
-    fi
-}
-
 run_tests() {
     step "cargo fmt --check"
     cargo fmt --all -- --check
     step "clippy (native, all targets)"
-    clippy --workspace --all-targets --locked -- -D warnings
+    cargo clippy --workspace --all-targets --locked -- -D warnings
     step "clippy (the plugin as wasm, including the binding adapter)"
-    clippy -p self-evolve -p self-evolve-scan --target "$WASM_TARGET" --locked -- -D warnings
+    cargo clippy -p self-evolve -p self-evolve-scan --target "$WASM_TARGET" --locked -- -D warnings
     step "tests"
     cargo test --workspace --locked
     wasm_unit_tests
