@@ -227,8 +227,8 @@ pub const TOKEN_RULES: &[TokenRule] = &[
 pub const MAX_TOKEN: usize = 1100;
 
 /// Words that make a key name a credential's (matched in three spellings: lower, UPPER and
-/// Capitalised, which covers snake, SCREAMING and camel case). Kept short on purpose: inside the
-/// component the anchor automaton reads ordinary text at ~100 MB/s with this set and ~64 MB/s
-/// with `creds` or `pw` added (its prefilter no longer applies), so `DB_CREDS=` and `DB_PW=`
-/// are not anchors.
+/// Capitalised, which covers snake, SCREAMING and camel case). Kept short: every anchor costs a
+/// probe at each match. `creds` and `pw` are not anchors (so `DB_CREDS=` and `DB_PW=` pass): a
+/// first measurement suggested they cost the component's anchor prefilter, but it was within the
+/// machine's run-to-run spread; measure again before adding them.
 pub const KEYWORDS: &[&str] = &["pass", "pwd", "secret", "token", "key", "auth", "credential", "passphrase"];
