@@ -177,11 +177,21 @@ impl Index {
     /// Every skill sharing a term with the query, scored; best first.
     fn score(&self, q: &Query, weight: impl Fn(u32) -> f64, total: impl Fn(usize) -> f64, limit: usize) -> Vec<Match> {
         let proposal_weight: f64 = q.ids.iter().map(|&t| weight(t)).sum::<f64>() + q.unknown_weight;
-        let mut candidates: Vec<u32> =
-            q.ids.iter().flat_map(|&t| self.postings.get(t as usize).into_iter().flatten().copied()).collect();
-        candidates.sort_unstable();
-        candidates.dedup();
-        let mut matches: Vec<Match> = candidates
+        // Each skill sharing a term, once: a bitmap over the skills, not a sort of every posting
+        // (common terms post nearly every skill).
+        let mut seen = vec![0u64; self.names.len().div_ceil(64)];
+        let mut candidates: Vec<u32> = Vec::new();
+        for &i in q.ids.iter().flat_map(|&t| self.postings.get(t as usize).into_iter().flatten()) {
+            let (word, bit) = (i as usize / 64, 1u64 << (i % 64));
+            if let Some(w) = seen.get_mut(word)
+                && *w & bit == 0
+            {
+                *w |= bit;
+                candidates.push(i);
+            }
+        }
+        // (score, name score, description score, skill), names fetched only for the best.
+        let mut scored: Vec<(f64, f64, f64, u32)> = candidates
             .into_iter()
             .filter(|&i| Some(i as usize) != q.skip)
             .map(|i| {
@@ -196,17 +206,30 @@ impl Index {
                 let description_score = if total == 0.0 { 0.0 } else { 2.0 * common / total };
                 // Identical names alone are not enough; nor are descriptions alone.
                 let score = 0.45 * name_score + 0.55 * description_score;
-                Match {
-                    name: self.names[i as usize].clone(),
-                    score: round(score),
-                    name_score: round(name_score),
-                    description_score: round(description_score),
-                }
+                (round(score), round(name_score), round(description_score), i)
             })
             .collect();
-        matches.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.name.cmp(&b.name)));
-        matches.truncate(limit);
-        matches
+        // Best first, ties by name: only the best `limit` are ordered (a selection, then a sort).
+        let order = |a: &(f64, f64, f64, u32), b: &(f64, f64, f64, u32)| {
+            b.0.total_cmp(&a.0).then_with(|| self.names[a.3 as usize].cmp(&self.names[b.3 as usize]))
+        };
+        if limit == 0 {
+            return Vec::new();
+        }
+        if scored.len() > limit {
+            scored.select_nth_unstable_by(limit - 1, order);
+            scored.truncate(limit);
+        }
+        scored.sort_by(order);
+        scored
+            .into_iter()
+            .map(|(score, name_score, description_score, i)| Match {
+                name: self.names[i as usize].clone(),
+                score,
+                name_score,
+                description_score,
+            })
+            .collect()
     }
 
     /// For scoring the whole library against itself (`check`): every term's weight and every
