@@ -286,6 +286,7 @@ fn accept_findings<H: Host>(
     let waiting: Vec<&str> = {
         let mut rules: Vec<&str> =
             findings.iter().map(|f| f.rule).filter(|r| !accepted.iter().any(|a| a == r)).collect();
+        rules.sort_unstable();
         rules.dedup();
         rules
     };
