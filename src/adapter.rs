@@ -266,31 +266,47 @@ impl ex::guidance::Guest for Component {
 
 impl ex::checker::Guest for Component {
     fn check(skills: Vec<ex::checker::SkillInput>) -> Vec<ex::checker::Finding> {
-        use crate::library::check;
-        let file = |f: ex::checker::FileInput| check::FileInput { path: f.path, bytes: f.bytes };
-        let skills: Vec<check::SkillInput> = skills
-            .into_iter()
-            .map(|s| check::SkillInput {
-                folder: s.folder,
-                skill_md: file(s.skill_md),
-                resources: s.resources.into_iter().map(file).collect(),
-            })
-            .collect();
-        with_plugin(|p| p.check(&skills))
-            .into_iter()
-            .map(|f| ex::checker::Finding {
-                path: f.path,
-                line: f.line,
-                rule: f.rule,
-                severity: match f.severity {
-                    check::Severity::Error => ex::checker::Severity::Error,
-                    check::Severity::Warning => ex::checker::Severity::Warning,
-                    check::Severity::Advice => ex::checker::Severity::Advice,
-                },
-                message: f.message,
-            })
-            .collect()
+        let skills = check_inputs(skills);
+        check_findings(with_plugin(|p| p.check(&skills)))
     }
+    fn check_batch(skills: Vec<ex::checker::SkillInput>) -> Vec<ex::checker::Finding> {
+        let skills = check_inputs(skills);
+        check_findings(with_plugin(|p| p.check_batch(&skills)))
+    }
+    fn check_duplicates() -> Vec<ex::checker::Finding> {
+        check_findings(with_plugin(|p| p.check_duplicates()))
+    }
+}
+
+fn check_inputs(skills: Vec<ex::checker::SkillInput>) -> Vec<crate::library::check::SkillInput> {
+    use crate::library::check;
+    let file = |f: ex::checker::FileInput| check::FileInput { path: f.path, bytes: f.bytes };
+    skills
+        .into_iter()
+        .map(|s| check::SkillInput {
+            folder: s.folder,
+            skill_md: file(s.skill_md),
+            resources: s.resources.into_iter().map(file).collect(),
+        })
+        .collect()
+}
+
+fn check_findings(findings: Vec<crate::library::check::Finding>) -> Vec<ex::checker::Finding> {
+    use crate::library::check;
+    findings
+        .into_iter()
+        .map(|f| ex::checker::Finding {
+            path: f.path,
+            line: f.line,
+            rule: f.rule,
+            severity: match f.severity {
+                check::Severity::Error => ex::checker::Severity::Error,
+                check::Severity::Warning => ex::checker::Severity::Warning,
+                check::Severity::Advice => ex::checker::Severity::Advice,
+            },
+            message: f.message,
+        })
+        .collect()
 }
 
 impl ex::feedback::Guest for Component {

@@ -24,11 +24,13 @@ pub struct Plugin<H: Host> {
     /// Feedback runs by id; they need no init.
     feedback: std::collections::BTreeMap<String, crate::feedback::Run>,
     next_feedback: u64,
+    /// A check in batches (`check-batch` … `check-duplicates`); needs no init.
+    check_run: crate::library::check::Run,
 }
 
 impl<H: Host> Plugin<H> {
     pub fn new(host: H) -> Plugin<H> {
-        Plugin { host, state: None, feedback: Default::default(), next_feedback: 0 }
+        Plugin { host, state: None, feedback: Default::default(), next_feedback: 0, check_run: Default::default() }
     }
 
     pub fn host(&self) -> &H {
@@ -411,8 +413,23 @@ impl<H: Host> Plugin<H> {
 
     /// Offline checks (the `checker` export); uses the configured duplicate threshold.
     pub fn check(&self, skills: &[crate::library::check::SkillInput]) -> Vec<crate::library::check::Finding> {
-        let threshold = self.config().map_or(Config::default().duplicate_threshold, |c| c.duplicate_threshold);
-        crate::library::check::check(skills, threshold)
+        crate::library::check::check(skills, self.duplicate_threshold())
+    }
+
+    /// One batch of a check in batches: everything but near-duplicates, which wait for
+    /// `check_duplicates`.
+    pub fn check_batch(&mut self, skills: &[crate::library::check::SkillInput]) -> Vec<crate::library::check::Finding> {
+        self.check_run.add(skills)
+    }
+
+    /// Near-duplicates across every batch since the last call; then starts over.
+    pub fn check_duplicates(&mut self) -> Vec<crate::library::check::Finding> {
+        let threshold = self.duplicate_threshold();
+        self.check_run.duplicates(threshold)
+    }
+
+    fn duplicate_threshold(&self) -> f64 {
+        self.config().map_or(Config::default().duplicate_threshold, |c| c.duplicate_threshold)
     }
 
     pub fn guidance(&self) -> Option<String> {

@@ -378,6 +378,17 @@ impl Plugin {
         self.guarded("checker.check", |b, s| b.self_evolve_plugin_checker().call_check(s, skills))
     }
 
+    /// One batch of a check in batches (every finding but near-duplicates).
+    pub fn check_batch(&mut self, skills: &[SkillInput]) -> Result<Vec<Finding>, CallError> {
+        self.guarded("checker.check-batch", |b, s| b.self_evolve_plugin_checker().call_check_batch(s, skills))
+    }
+
+    /// Near-duplicates across every batch since the last call. A trap in between loses the
+    /// batches (the instance is replaced): the caller starts over.
+    pub fn check_duplicates(&mut self) -> Result<Vec<Finding>, CallError> {
+        self.guarded("checker.check-duplicates", |b, s| b.self_evolve_plugin_checker().call_check_duplicates(s))
+    }
+
     pub fn guidance(&mut self) -> Result<Option<String>, CallError> {
         self.guarded("guidance.section", |b, s| b.self_evolve_plugin_guidance().call_section(s))
     }

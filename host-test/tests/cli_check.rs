@@ -181,3 +181,36 @@ fn a_large_library_is_checked_in_batches() {
     assert!(code == 0 || code == 1, "{err}");
     assert!(!err.contains("memory"), "{err}");
 }
+
+#[test]
+fn near_duplicates_are_found_across_batches_once_each() {
+    let dir = tempfile::tempdir().unwrap();
+    // 300 distinct skills: more than one batch (256 skills), so the twins land in different ones.
+    let topics = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"];
+    for i in 0..300 {
+        let name = format!("{}-{}-{}", topics[i % 10], topics[(i / 10) % 10], "x".repeat(1 + i / 100));
+        let words: Vec<String> =
+            (0..6).map(|k| format!("w{}{}", i, "abcdefgh".chars().nth(k).unwrap_or('z'))).collect();
+        write_skill(
+            dir.path(),
+            &name,
+            &format!("---\nname: {name}\ndescription: Words {} for this one.\n---\nbody\n", words.join(" ")),
+        );
+    }
+    write_skill(
+        dir.path(),
+        "aa-tls-cert-rotation",
+        "---\nname: aa-tls-cert-rotation\ndescription: Rotate expiring TLS certificates on the load balancer.\n---\nbody\n",
+    );
+    write_skill(
+        dir.path(),
+        "zz-renew-load-balancer-certs",
+        "---\nname: zz-renew-load-balancer-certs\ndescription: Renewing the load balancer's TLS certs before they expire.\n---\nbody\n",
+    );
+    let (_, out, err) = check_stderr(&[dir.path()]);
+    assert!(out.contains("302 skill(s) checked"), "{out}\n{err}");
+    let duplicates: Vec<&str> = out.lines().filter(|l| l.contains("[near-duplicate]")).collect();
+    assert_eq!(duplicates.len(), 1, "{out}");
+    assert!(duplicates[0].contains("zz-renew-load-balancer-certs/SKILL.md:1: warning"), "{out}");
+    assert!(duplicates[0].contains("similar to `aa-tls-cert-rotation`"), "{out}");
+}

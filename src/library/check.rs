@@ -3,7 +3,7 @@
 //! destructive idioms, advice and near-duplicates as warnings.
 
 use crate::library::acknowledge;
-use crate::library::dedupe::{Candidate, Index, Terms, Vocabulary};
+use crate::library::dedupe::{Index, Terms, Vocabulary};
 use crate::library::lint::{self, Severity as LintSeverity};
 use crate::library::skillfile::SkillFile;
 
@@ -57,62 +57,87 @@ fn from_lint(path: &str, f: &lint::Finding) -> Finding {
 
 /// Checks every skill; near-duplicates are scored across the whole set.
 pub fn check(skills: &[SkillInput], duplicate_threshold: f64) -> Vec<Finding> {
-    let mut out = Vec::new();
-    let mut candidates: Vec<(String, Candidate)> = Vec::new();
-    for skill in skills {
-        let path = &skill.skill_md.path;
-        // Values the operator accepted as not credentials (`metadata.accepted-findings`).
-        let mut acknowledged: Vec<String> = Vec::new();
-        match SkillFile::parse_bytes(&skill.skill_md.bytes) {
-            Err(e) => out.push(finding(path, e.line.unwrap_or(0), "invalid-frontmatter", Severity::Error, e.message)),
-            Ok(parsed) => {
-                acknowledged = acknowledge::of(&parsed);
-                for v in parsed.validate(Some(&skill.folder)) {
-                    let severity = if v.lenient { Severity::Warning } else { Severity::Error };
-                    out.push(finding(path, 1, v.rule, severity, v.message));
+    let mut run = Run::default();
+    let mut out = run.add(skills);
+    out.extend(run.duplicates(duplicate_threshold));
+    out
+}
+
+/// A check in batches, for libraries too large for one call: each batch's files are checked
+/// at once and dropped; only each skill's path, name and interned terms stay for the
+/// near-duplicate pass at the end (tens of bytes per skill, whatever the files weigh).
+#[derive(Default)]
+pub struct Run {
+    vocabulary: Vocabulary,
+    /// (SKILL.md path, name, terms) of every skill batched so far, in order.
+    skills: Vec<(String, String, Terms)>,
+}
+
+impl Run {
+    /// Checks one batch: format, credentials, destructive idioms, advice. No near-duplicates.
+    pub fn add(&mut self, skills: &[SkillInput]) -> Vec<Finding> {
+        let mut out = Vec::new();
+        for skill in skills {
+            let path = &skill.skill_md.path;
+            // Values the operator accepted as not credentials (`metadata.accepted-findings`).
+            let mut acknowledged: Vec<String> = Vec::new();
+            match SkillFile::parse_bytes(&skill.skill_md.bytes) {
+                Err(e) => {
+                    out.push(finding(path, e.line.unwrap_or(0), "invalid-frontmatter", Severity::Error, e.message))
                 }
-                let description = parsed.description().unwrap_or_default().to_string();
-                out.extend(lint::advise(&description, &parsed.body).iter().map(|f| from_lint(path, f)));
-                candidates.push((path.clone(), Candidate { name: skill.folder.clone(), description }));
+                Ok(parsed) => {
+                    acknowledged = acknowledge::of(&parsed);
+                    for v in parsed.validate(Some(&skill.folder)) {
+                        let severity = if v.lenient { Severity::Warning } else { Severity::Error };
+                        out.push(finding(path, 1, v.rule, severity, v.message));
+                    }
+                    let description = parsed.description().unwrap_or_default();
+                    out.extend(lint::advise(description, &parsed.body).iter().map(|f| from_lint(path, f)));
+                    let terms = Terms::of(&mut self.vocabulary, &skill.folder, description);
+                    self.skills.push((path.clone(), skill.folder.clone(), terms));
+                }
+            }
+            for file in std::iter::once(&skill.skill_md).chain(&skill.resources) {
+                // Valid UTF-8 (nearly always) is borrowed after the fast check; only a file with
+                // bad bytes pays for the lossy copy.
+                let text = match std::str::from_utf8(&file.bytes) {
+                    Ok(text) => std::borrow::Cow::Borrowed(text),
+                    Err(_) => String::from_utf8_lossy(&file.bytes),
+                };
+                let secrets = acknowledge::unacknowledged(crate::library::scan::scan_secrets(&text), &acknowledged);
+                out.extend(secrets.iter().map(|f| from_lint(&file.path, f)));
+                out.extend(lint::scan_destructive(&text).iter().map(|f| from_lint(&file.path, f)));
             }
         }
-        for file in std::iter::once(&skill.skill_md).chain(&skill.resources) {
-            // Valid UTF-8 (nearly always) is borrowed after the fast check; only a file with bad
-            // bytes pays for the lossy copy.
-            let text = match std::str::from_utf8(&file.bytes) {
-                Ok(text) => std::borrow::Cow::Borrowed(text),
-                Err(_) => String::from_utf8_lossy(&file.bytes),
-            };
-            let secrets = acknowledge::unacknowledged(crate::library::scan::scan_secrets(&text), &acknowledged);
-            out.extend(secrets.iter().map(|f| from_lint(&file.path, f)));
-            out.extend(lint::scan_destructive(&text).iter().map(|f| from_lint(&file.path, f)));
-        }
+        out
     }
-    // Each pair once: every skill against all, reporting a pair on the later skill.
-    let mut vocabulary = Vocabulary::default();
-    let terms: Vec<Terms> =
-        candidates.iter().map(|(_, c)| Terms::of(&mut vocabulary, &c.name, &c.description)).collect();
-    let entries: Vec<(&str, &Terms)> = candidates.iter().zip(&terms).map(|((_, c), t)| (c.name.as_str(), t)).collect();
-    let index = Index::from_terms(&vocabulary, &entries);
-    let scorer = index.scorer();
-    for (i, (path, candidate)) in candidates.iter().enumerate() {
-        for m in scorer.closest_to(i, 4) {
-            let earlier = candidates[..i].iter().any(|(_, c)| c.name == m.name);
-            if earlier && m.score >= duplicate_threshold {
-                out.push(finding(
+
+    /// Near-duplicates among every skill batched so far, each pair once (on the later skill,
+    /// naming the earlier one and its path); then starts over.
+    pub fn duplicates(&mut self, threshold: f64) -> Vec<Finding> {
+        let Run { vocabulary, skills } = std::mem::take(self);
+        let entries: Vec<(&str, &Terms)> = skills.iter().map(|(_, name, terms)| (name.as_str(), terms)).collect();
+        let index = Index::from_terms(&vocabulary, &entries);
+        index
+            .scorer()
+            .pairs(threshold)
+            .into_iter()
+            .map(|pair| {
+                let (path, name, _) = &skills[pair.later];
+                let (other_path, other, _) = &skills[pair.earlier];
+                finding(
                     path,
                     1,
                     "near-duplicate",
                     Severity::Warning,
                     format!(
-                        "`{}` is similar to `{}` (score {:.2}); consider merging them",
-                        candidate.name, m.name, m.score
+                        "`{name}` is similar to `{other}` ({other_path}, score {:.2}); consider merging them",
+                        pair.score
                     ),
-                ));
-            }
-        }
+                )
+            })
+            .collect()
     }
-    out
 }
 
 #[cfg(test)]
@@ -159,5 +184,25 @@ mod tests {
         assert!(has("wrong-folder/SKILL.md", "name-folder", Severity::Error));
         assert!(has("broken/SKILL.md", "invalid-frontmatter", Severity::Error));
         assert!(findings.iter().all(|f| !f.message.contains(&key)), "secrets are never echoed");
+    }
+
+    #[test]
+    fn a_reworded_twin_is_a_near_duplicate_across_batches() {
+        let a = skill(
+            "aa-tls-cert-rotation",
+            "---\nname: aa-tls-cert-rotation\ndescription: Rotate expiring TLS certificates on the load balancer.\n---\nbody\n",
+        );
+        let b = skill(
+            "zz-renew-load-balancer-certs",
+            "---\nname: zz-renew-load-balancer-certs\ndescription: Renewing the load balancer's TLS certs before they expire.\n---\nbody\n",
+        );
+        let mut run = Run::default();
+        assert!(run.add(std::slice::from_ref(&a)).iter().all(|f| f.rule != "near-duplicate"));
+        assert!(run.add(std::slice::from_ref(&b)).iter().all(|f| f.rule != "near-duplicate"));
+        let found = run.duplicates(0.6);
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert_eq!(found[0].path, "zz-renew-load-balancer-certs/SKILL.md");
+        assert!(found[0].message.contains("`aa-tls-cert-rotation` (aa-tls-cert-rotation/SKILL.md, score"), "{found:?}");
+        assert!(run.duplicates(0.6).is_empty(), "the batches are forgotten after the pass");
     }
 }

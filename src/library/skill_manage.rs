@@ -460,9 +460,9 @@ fn create(host: &impl Host, cx: &mut Context, args: &Args) -> Result<Value, Tool
             .with_details(json!({"name": name, "files": files})));
         }
     }
-    let closest = store.closest(cx.cache, name, description, 3);
+    let (closest, exists) = store.closest(cx.cache, name, description, 3, cx.config.duplicate_threshold);
     // Another process created this very name between the existence check and this one.
-    if closest.iter().any(|m| m.name == name) {
+    if exists {
         return Err(ToolError::new(
             "exists",
             format!("`{name}` was created meanwhile (by another session or process)"),

@@ -229,15 +229,17 @@ impl<'a, H: Host> Store<'a, H> {
             .collect()
     }
 
-    /// The skills closest to a proposed one, from a duplicate index over every known skill
-    /// that is rebuilt only when a root changed.
+    /// The skills closest to a proposed one (every one scoring at least `floor`), from a
+    /// duplicate index over every known skill that is rebuilt only when a root changed; and
+    /// whether a skill of that very name is known.
     pub fn closest(
         &self,
         cache: &mut ListCache,
         name: &str,
         description: &str,
         limit: usize,
-    ) -> Vec<crate::library::dedupe::Match> {
+        floor: f64,
+    ) -> (Vec<crate::library::dedupe::Match>, bool) {
         let key = self.roots_key();
         let fresh = cache.known.as_ref().is_some_and(|(k, _)| *k == key && !key.iter().any(|(_, m)| *m == u64::MAX));
         if !fresh {
@@ -248,8 +250,10 @@ impl<'a, H: Host> Store<'a, H> {
             cache.known = Some((key, index));
         }
         match &cache.known {
-            Some((_, index)) => index.closest(&cache.vocabulary, name, description, limit),
-            None => Vec::new(),
+            Some((_, index)) => {
+                (index.closest(&cache.vocabulary, name, description, limit, floor), index.contains(name))
+            }
+            None => (Vec::new(), false),
         }
     }
 

@@ -204,16 +204,6 @@ fn size_of(skill: &SkillInput) -> usize {
     skill.skill_md.bytes.len() + skill.resources.iter().map(|r| r.bytes.len()).sum::<usize>()
 }
 
-/// The frontmatter block of a SKILL.md (what near-duplicate detection compares), at most 8 KiB.
-fn head_of(bytes: &[u8]) -> Vec<u8> {
-    let window = &bytes[..bytes.len().min(8 << 10)];
-    let text = String::from_utf8_lossy(window);
-    match text.strip_prefix("---").and_then(|rest| rest.find("\n---").map(|end| end + 3 + 4)) {
-        Some(end) => text.as_bytes()[..end.min(text.len())].to_vec(),
-        None => window.to_vec(),
-    }
-}
-
 /// Scans an oversized file for credentials in overlapping chunks, one chunk per call; line
 /// numbers are the file's own.
 fn scan_chunks(plugin: &mut Plugin, path: &Path) -> Result<Vec<Finding>> {
@@ -259,9 +249,9 @@ fn scan_chunks(plugin: &mut Plugin, path: &Path) -> Result<Vec<Finding>> {
     Ok(out)
 }
 
-/// Checks one batch; near-duplicates are judged across all skills at the end, not within a batch.
+/// Checks one batch; near-duplicates are judged across all batches at the end.
 fn flush(plugin: &mut Plugin, batch: &mut Vec<SkillInput>, findings: &mut Vec<Finding>) -> Result<()> {
-    findings.extend(plugin.check(batch)?.into_iter().filter(|f| f.rule != "near-duplicate"));
+    findings.extend(plugin.check_batch(batch)?);
     batch.clear();
     Ok(())
 }
@@ -270,45 +260,33 @@ fn flush(plugin: &mut Plugin, batch: &mut Vec<SkillInput>, findings: &mut Vec<Fi
 pub fn run(plugin: &mut Plugin, dirs: &[PathBuf], json: bool) -> Result<bool> {
     let mut walk = Walk::default();
     let mut findings = Vec::new();
-    let mut heads = Vec::new();
     let mut batch: Vec<SkillInput> = Vec::new();
     let mut batch_bytes = 0;
     let mut checked = 0usize;
+    let mut progress = Progress::new(dirs.iter().map(|d| estimate(d)).sum());
+    // A batch left over from an earlier, interrupted check in this instance is not ours.
+    plugin.check_duplicates()?;
     for dir in dirs {
         collect(dir, &mut walk, &mut |skill| {
             checked += 1;
-            heads.push(SkillInput {
-                folder: skill.folder.clone(),
-                skill_md: FileInput { path: skill.skill_md.path.clone(), bytes: head_of(&skill.skill_md.bytes) },
-                resources: vec![],
-            });
             if !batch.is_empty() && (batch_bytes + size_of(&skill) > BATCH_BYTES || batch.len() >= BATCH_SKILLS) {
                 flush(plugin, &mut batch, &mut findings)?;
                 batch_bytes = 0;
             }
             batch_bytes += size_of(&skill);
+            progress.advance(checked, size_of(&skill));
             batch.push(skill);
             Ok(())
         })?;
     }
     flush(plugin, &mut batch, &mut findings)?;
-    // Heads are small (the frontmatter, at most 8 KiB); one call compares them all unless they
-    // pass the batch bound, and then pairs are compared within each bounded group.
-    let mut start = 0;
-    while start < heads.len() {
-        let mut end = start;
-        let mut bytes = 0;
-        while end < heads.len() && (end == start || bytes + heads[end].skill_md.bytes.len() <= BATCH_BYTES) {
-            bytes += heads[end].skill_md.bytes.len();
-            end += 1;
-        }
-        findings.extend(plugin.check(&heads[start..end])?.into_iter().filter(|f| f.rule == "near-duplicate"));
-        start = end;
-    }
+    progress.say("comparing names and descriptions for near-duplicates");
+    findings.extend(plugin.check_duplicates()?);
     for path in std::mem::take(&mut walk.oversized) {
         findings.extend(scan_chunks(plugin, &path)?);
     }
     findings.extend(walk.notes);
+    progress.done();
     findings.sort_by(|a, b| (&a.path, a.line, &a.rule).cmp(&(&b.path, b.line, &b.rule)));
     let errors = findings.iter().filter(|f| f.severity == Severity::Error).count();
     let warnings = findings.iter().filter(|f| f.severity == Severity::Warning).count();
@@ -336,4 +314,85 @@ pub fn run(plugin: &mut Plugin, dirs: &[PathBuf], json: bool) -> Result<bool> {
         );
     }
     Ok(errors > 0)
+}
+
+/// How many skills `dir` holds at most, from its entries alone (for the progress bar).
+fn estimate(dir: &Path) -> usize {
+    if std::fs::symlink_metadata(dir.join("SKILL.md")).is_ok() {
+        return 1;
+    }
+    std::fs::read_dir(dir).map_or(0, |entries| {
+        entries.filter_map(|e| e.ok()).filter(|e| !e.file_name().to_string_lossy().starts_with('.')).count()
+    })
+}
+
+/// Progress on stderr once a check has run for a second: a bar redrawn in place when stderr
+/// is a terminal, otherwise a line every few seconds (logs stay readable).
+struct Progress {
+    started: std::time::Instant,
+    last: Option<std::time::Instant>,
+    total: usize,
+    bytes: u64,
+    tty: bool,
+    drawn: bool,
+}
+
+impl Progress {
+    fn new(total: usize) -> Progress {
+        use std::io::IsTerminal;
+        let tty = std::io::stderr().is_terminal();
+        Progress { started: std::time::Instant::now(), last: None, total, bytes: 0, tty, drawn: false }
+    }
+
+    fn due(&mut self) -> bool {
+        let now = std::time::Instant::now();
+        let every = if self.tty { std::time::Duration::from_millis(100) } else { std::time::Duration::from_secs(2) };
+        if now.duration_since(self.started) < std::time::Duration::from_secs(1)
+            || self.last.is_some_and(|last| now.duration_since(last) < every)
+        {
+            return false;
+        }
+        self.last = Some(now);
+        true
+    }
+
+    fn advance(&mut self, checked: usize, bytes: usize) {
+        self.bytes += bytes as u64;
+        if !self.due() {
+            return;
+        }
+        let total = self.total.max(checked);
+        let mb = self.bytes as f64 / 1e6;
+        let secs = self.started.elapsed().as_secs_f64();
+        if self.tty {
+            let width = 30;
+            let filled = (checked * width / total.max(1)).min(width);
+            eprint!(
+                "\r\x1b[K[{}{}] {checked}/{total} skills, {mb:.0} MB, {secs:.0} s",
+                "#".repeat(filled),
+                " ".repeat(width - filled)
+            );
+            self.drawn = true;
+        } else {
+            eprintln!("check: {checked}/{total} skills, {mb:.0} MB read, {secs:.0} s");
+        }
+    }
+
+    /// A step after the walk, shown only when the check is already slow enough to show progress.
+    fn say(&mut self, step: &str) {
+        if self.started.elapsed() >= std::time::Duration::from_secs(1) {
+            if self.tty {
+                eprint!("\r\x1b[K{step}…");
+                self.drawn = true;
+            } else {
+                eprintln!("check: {step}");
+            }
+        }
+    }
+
+    fn done(&mut self) {
+        if self.drawn {
+            eprint!("\r\x1b[K");
+        }
+    }
 }
