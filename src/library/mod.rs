@@ -11,6 +11,7 @@ pub mod frontmatter;
 pub mod guards;
 pub mod ledger;
 pub mod lint;
+pub mod list_index;
 pub mod scan;
 pub mod skill_manage;
 pub mod skillfile;

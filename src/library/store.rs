@@ -5,6 +5,7 @@
 use crate::errors::ToolError;
 use crate::host::{EntryKind, FsError, Host, Root};
 use crate::library::dedupe::{Index, Terms, Vocabulary};
+use crate::library::list_index;
 use crate::library::skillfile::SkillFile;
 use serde_json::json;
 use std::collections::HashMap;
@@ -74,8 +75,17 @@ pub struct Summary {
     pub status: String,
     /// Format problems (read: warnings) and parse failures.
     pub warnings: Vec<String>,
-    /// Interned name and description terms, for duplicate detection.
-    pub terms: Terms,
+    /// The first 16 hex digits of the SKILL.md's sha256 (persisted with the listing).
+    pub hash: String,
+    /// Interned name and description terms, for duplicate detection; made when first needed
+    /// (a listing read from the persisted index has none yet).
+    pub terms: std::cell::OnceCell<Terms>,
+}
+
+impl Summary {
+    pub fn terms(&self, vocabulary: &mut Vocabulary, name: &str) -> &Terms {
+        self.terms.get_or_init(|| Terms::of(vocabulary, name, &self.description))
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -116,6 +126,10 @@ pub struct ListCache {
     scans: HashMap<Root, (u64, Rc<Scan>)>,
     /// The duplicate index and the roots' mtimes it was built at.
     known: Option<(Vec<(Root, u64)>, Index)>,
+    /// Roots whose persisted index was read into `entries` (see `list_index`).
+    loaded: std::collections::HashSet<Root>,
+    /// Per root: persisted shards whose entries changed since they were read or written.
+    dirty: HashMap<Root, std::collections::BTreeSet<usize>>,
 }
 
 impl ListCache {
@@ -244,8 +258,11 @@ impl<'a, H: Host> Store<'a, H> {
         let fresh = cache.known.as_ref().is_some_and(|(k, _)| *k == key && !key.iter().any(|(_, m)| *m == u64::MAX));
         if !fresh {
             let listed = self.list_known(cache);
-            let entries: Vec<(&str, &Terms)> =
-                listed.iter().map(|l| (l.location.name.as_str(), &l.summary.terms)).collect();
+            let vocabulary = &mut cache.vocabulary;
+            let entries: Vec<(&str, &Terms)> = listed
+                .iter()
+                .map(|l| (l.location.name.as_str(), l.summary.terms(vocabulary, &l.location.name)))
+                .collect();
             let index = Index::from_terms(&cache.vocabulary, &entries);
             cache.known = Some((key, index));
         }
@@ -291,12 +308,21 @@ impl<'a, H: Host> Store<'a, H> {
 
     fn list_with(&self, cache: &mut ListCache, revalidate: bool) -> (Vec<Listed>, Vec<String>) {
         let mut warnings = Vec::new();
-        let ListCache { entries, vocabulary, scans, .. } = cache;
+        let ListCache { entries, scans, loaded, dirty, .. } = cache;
         // Phase 1, per root: which candidates are skills, with their summaries.
         let mut found: Vec<(Rc<Scan>, Vec<Present>)> = Vec::new();
         for (scope, root) in self.roots() {
             let scan = self.scan_cached(scope, &root, scans, &mut warnings);
             let root_cache = entries.entry(root.clone()).or_default();
+            let persisted = list_index::folder(&root);
+            if let Some(folder) = persisted
+                && loaded.insert(root.clone())
+            {
+                for (path, size, mtime, summary) in list_index::load(self.host, folder) {
+                    root_cache.entry(path).or_insert((size, mtime, summary));
+                }
+            }
+            let changed = dirty.entry(root.clone()).or_default();
             let mut present: Vec<Present> = Vec::with_capacity(scan.locations.len());
             let mut to_stat: Vec<usize> = Vec::new();
             for (i, path) in scan.paths.iter().enumerate() {
@@ -322,8 +348,9 @@ impl<'a, H: Host> Store<'a, H> {
                         let summary = match cached {
                             Some(summary) => summary,
                             None => {
-                                let summary = Rc::new(self.summarize(location, vocabulary));
+                                let summary = Rc::new(self.summarize(location));
                                 root_cache.insert(path.clone(), (stat.size, stat.modified_ms, Rc::clone(&summary)));
+                                changed.insert(list_index::shard_of(path));
                                 summary
                             }
                         };
@@ -333,6 +360,24 @@ impl<'a, H: Host> Store<'a, H> {
                         warnings.push(format!("{}: SKILL.md is a symlink and is ignored", location.describe()))
                     }
                     _ => {} // a folder without SKILL.md is not a skill
+                }
+            }
+            if revalidate && let Some(folder) = persisted {
+                // Entries of skills that are gone leave the persisted index too.
+                let skills: std::collections::HashSet<&str> =
+                    present.iter().map(|(i, _)| scan.paths[*i].as_str()).collect();
+                root_cache.retain(|path, _| {
+                    let keep = skills.contains(path.as_str());
+                    if !keep {
+                        changed.insert(list_index::shard_of(path));
+                    }
+                    keep
+                });
+                for shard in std::mem::take(changed) {
+                    let entries = root_cache.iter().filter(|(path, _)| list_index::shard_of(path) == shard);
+                    if let Err(err) = list_index::save(self.host, folder, shard, entries) {
+                        warnings.push(format!("could not save the listing index (shard {shard}): {err}"));
+                    }
                 }
             }
             found.push((scan, present));
@@ -368,7 +413,7 @@ impl<'a, H: Host> Store<'a, H> {
         (by_name, warnings)
     }
 
-    fn summarize(&self, location: &Location, vocabulary: &mut Vocabulary) -> Summary {
+    fn summarize(&self, location: &Location) -> Summary {
         let bytes = match self.host.read(&location.root, &location.path()) {
             Ok(bytes) => bytes,
             Err(err) => {
@@ -378,13 +423,20 @@ impl<'a, H: Host> Store<'a, H> {
                     pinned: false,
                     status: if err.is_too_large() { "too-large" } else { "unreadable" }.into(),
                     warnings: vec![format!("cannot read: {err}")],
-                    terms: Terms::of(vocabulary, &location.name, ""),
+                    hash: String::new(),
+                    terms: Default::default(),
                 };
             }
         };
+        let hash = {
+            use sha2::{Digest, Sha256};
+            let digest = Sha256::digest(&bytes);
+            digest[..8].iter().map(|b| format!("{b:02x}")).collect::<String>()
+        };
         match SkillFile::parse_bytes(&bytes) {
             Ok(skill) => Summary {
-                terms: Terms::of(vocabulary, &location.name, skill.description().unwrap_or_default()),
+                hash,
+                terms: Default::default(),
                 description: skill.description().unwrap_or_default().to_string(),
                 owned: skill.is_ours(),
                 pinned: skill.is_pinned(),
@@ -397,7 +449,8 @@ impl<'a, H: Host> Store<'a, H> {
                 pinned: false,
                 status: "invalid".into(),
                 warnings: vec![format!("cannot parse: {}", err.message)],
-                terms: Terms::of(vocabulary, &location.name, ""),
+                hash,
+                terms: Default::default(),
             },
         }
     }

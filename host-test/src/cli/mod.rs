@@ -129,7 +129,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Check { dirs, json } => {
-            let mut plugin = Plugin::load(&cli.wasm, HostConfig::default())?;
+            // An operator's offline command, not an agent's call: the near-duplicate pass over a
+            // large library may take longer than the 2 s an agent's call gets, and its memory
+            // grows by tens of bytes per skill (the batches themselves stay bounded).
+            let limits = crate::Limits { call_deadline: std::time::Duration::from_secs(120), memory_bytes: 256 << 20 };
+            let mut plugin = Plugin::load(&cli.wasm, HostConfig { limits, ..HostConfig::default() })?;
             let failed = check::run(&mut plugin, &dirs, json)?;
             Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
         }

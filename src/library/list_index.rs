@@ -1,0 +1,176 @@
+//! The listing's summaries persisted in the state root, so a fresh process (an MCP server, a
+//! hook) lists a large library without reading and parsing every SKILL.md.
+//!
+//! Layout: `index/user/NN.json`, 16 shards by a hash of the SKILL.md path, each well under the
+//! host's read bound at 100,000 skills; a change rewrites only its shard (atomically). An entry
+//! is trusted only while its SKILL.md has the recorded size and mtime (the caller checks every
+//! one against a fresh stat); a shard that is missing, unreadable or does not parse is ignored
+//! and rewritten by the next listing. Concurrent processes may each rewrite a shard: the last
+//! rename wins, and a stale entry is caught by the stat like any other.
+//!
+//! Only the user root is persisted: the plugin knows a project root only by the session id,
+//! which names no folder another session could share.
+
+use crate::host::{Host, Root};
+use crate::library::store::Summary;
+use serde::{Deserialize, Serialize};
+use std::rc::Rc;
+
+pub const SHARDS: usize = 16;
+/// Bumped when the entry shape or the meaning of a field changes: older shards are ignored.
+const VERSION: u32 = 1;
+
+/// The folder under the state root holding a root's shards, when that root is persisted.
+pub fn folder(root: &Root) -> Option<&'static str> {
+    matches!(root, Root::UserSkills).then_some("index/user")
+}
+
+pub fn shard_of(path: &str) -> usize {
+    // FNV-1a: stable across hosts and versions (the std hasher is not).
+    let hash = path.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
+    (hash % SHARDS as u64) as usize
+}
+
+fn shard_path(folder: &str, shard: usize) -> String {
+    format!("{folder}/{shard:02}.json")
+}
+
+#[derive(Serialize, Deserialize)]
+struct Shard {
+    version: u32,
+    entries: Vec<Entry>,
+}
+
+/// One SKILL.md as the listing saw it.
+#[derive(Serialize, Deserialize)]
+struct Entry {
+    path: String,
+    size: u64,
+    mtime: u64,
+    /// The first 16 hex digits of the file's sha256.
+    hash: String,
+    description: String,
+    owned: bool,
+    pinned: bool,
+    status: String,
+    warnings: Vec<String>,
+}
+
+/// Every entry of every readable shard: (SKILL.md path, size, mtime, summary).
+pub fn load(host: &impl Host, folder: &str) -> Vec<(String, u64, u64, Rc<Summary>)> {
+    let mut out = Vec::new();
+    for shard in 0..SHARDS {
+        let Ok(bytes) = host.read(&Root::State, &shard_path(folder, shard)) else { continue };
+        let Ok(parsed) = serde_json::from_slice::<Shard>(&bytes) else { continue };
+        if parsed.version != VERSION {
+            continue;
+        }
+        out.extend(parsed.entries.into_iter().filter(|e| shard_of(&e.path) == shard).map(|e| {
+            let summary = Summary {
+                description: e.description,
+                owned: e.owned,
+                pinned: e.pinned,
+                status: e.status,
+                warnings: e.warnings,
+                hash: e.hash,
+                terms: Default::default(),
+            };
+            (e.path, e.size, e.mtime, Rc::new(summary))
+        }));
+    }
+    out
+}
+
+/// Rewrites one shard with the given entries (all of which hash to it). Best effort: a
+/// failure leaves the old shard, which the stat checks keep honest.
+pub fn save<'e>(
+    host: &impl Host,
+    folder: &str,
+    shard: usize,
+    entries: impl Iterator<Item = (&'e String, &'e (u64, u64, Rc<Summary>))>,
+) -> Result<(), String> {
+    let mut entries: Vec<Entry> = entries
+        .map(|(path, (size, mtime, s))| Entry {
+            path: path.clone(),
+            size: *size,
+            mtime: *mtime,
+            hash: s.hash.clone(),
+            description: s.description.clone(),
+            owned: s.owned,
+            pinned: s.pinned,
+            status: s.status.clone(),
+            warnings: s.warnings.clone(),
+        })
+        .collect();
+    entries.sort_by(|a, b| a.path.cmp(&b.path));
+    let bytes = serde_json::to_vec(&Shard { version: VERSION, entries }).map_err(|e| e.to_string())?;
+    crate::state_file::write_atomic(host, &Root::State, &shard_path(folder, shard), &bytes).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fake::FakeHost;
+    use crate::host::{Host, WriteMode};
+    use crate::library::store::{ListCache, Store};
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    fn skill(name: &str, description: &str) -> Vec<u8> {
+        format!("---\nname: {name}\ndescription: {description}\n---\nbody\n").into_bytes()
+    }
+
+    fn listed(host: &FakeHost, cache: &mut ListCache) -> Vec<(String, String)> {
+        let (skills, _) = Store::new(host, "s1").list(cache);
+        skills.iter().map(|s| (s.location.name.clone(), s.summary.description.clone())).collect()
+    }
+
+    fn shards(host: &FakeHost) -> usize {
+        (0..SHARDS).filter(|&n| host.file(&Root::State, &shard_path("index/user", n)).is_some()).count()
+    }
+
+    #[test]
+    fn a_fresh_process_lists_from_the_index_and_trusts_only_unchanged_files() {
+        let host = FakeHost::new(1_000);
+        for (name, description) in [("alpha", "First one."), ("bravo", "Second one."), ("charlie", "Third one.")] {
+            host.write(&Root::UserSkills, &format!("{name}/SKILL.md"), &skill(name, description), WriteMode::CreateNew)
+                .unwrap();
+        }
+        let first = listed(&host, &mut ListCache::default());
+        assert_eq!(first.len(), 3);
+        assert!(shards(&host) > 0, "the listing is persisted");
+
+        // Same size, same mtime, other words: only a listing that did not parse shows the old ones.
+        host.write(&Root::UserSkills, "alpha/SKILL.md", &skill("alpha", "Firxt one."), WriteMode::Truncate).unwrap();
+        assert_eq!(listed(&host, &mut ListCache::default()), first, "a fresh cache reads the index, not the files");
+
+        // A changed size (or mtime) is seen: that file alone is parsed again.
+        host.advance(5);
+        host.write(&Root::UserSkills, "bravo/SKILL.md", &skill("bravo", "Second one, longer."), WriteMode::Truncate)
+            .unwrap();
+        let after = listed(&host, &mut ListCache::default());
+        assert_eq!(after[1], ("bravo".to_string(), "Second one, longer.".to_string()));
+
+        // A removed skill leaves the index; a garbage shard is ignored, then rewritten.
+        host.remove_file(&Root::UserSkills, "charlie/SKILL.md").unwrap();
+        host.remove_dir(&Root::UserSkills, "charlie").unwrap();
+        assert_eq!(listed(&host, &mut ListCache::default()).len(), 2);
+        let persisted: usize = load(&host, "index/user").len();
+        assert_eq!(persisted, 2, "the removed skill's entry is gone");
+        for n in 0..SHARDS {
+            let _ = host.write(&Root::State, &shard_path("index/user", n), b"{not json", WriteMode::Truncate);
+        }
+        host.advance(5);
+        host.write(&Root::UserSkills, "alpha/SKILL.md", &skill("alpha", "First one!"), WriteMode::Truncate).unwrap();
+        let rebuilt = listed(&host, &mut ListCache::default());
+        assert_eq!(rebuilt[0], ("alpha".to_string(), "First one!".to_string()));
+        assert_eq!(load(&host, "index/user").len(), 2, "the shards are rewritten");
+    }
+
+    #[test]
+    fn shards_are_stable_and_spread() {
+        assert_eq!(shard_of("alpha/SKILL.md"), shard_of("alpha/SKILL.md"));
+        let used: std::collections::BTreeSet<usize> = (0..200).map(|i| shard_of(&format!("s{i}/SKILL.md"))).collect();
+        assert_eq!(used.len(), SHARDS);
+    }
+}
