@@ -197,6 +197,7 @@ impl<H: Host> Plugin<H> {
         let active = self.state.as_mut().ok_or_else(not_initialized)?;
         let approval = approval::approval_override(host).unwrap_or(active.config.write_approval);
         let ledger = active.ledger.get_or_insert_with(|| Ledger::load(host));
+        active.cache.note_cwd(&ctx.session, &ctx.cwd);
         let mut cx = skill_manage::Context {
             config: &active.config,
             session: &ctx.session,

@@ -1,7 +1,7 @@
 //! Scale benchmarks (own harness; `cargo bench -p self-evolve-host --bench scale`): generated
 //! libraries of 1,000, 10,000 and 100,000 skills across both scopes, through the component.
-//! For each size: `list` the first time in a fresh process (no persisted index, then with
-//! one), `list` warm, `create` (median), and the `self-evolve check` CLI over the library (wall
+//! For each size: `list` (the tool's default page of 100, by name, with the total) the first
+//! time in a fresh process (no persisted index, then with one), `list` warm, `create` (median), and the `self-evolve check` CLI over the library (wall
 //! time and peak RSS). Then how each grows: the exponent k in t ∝ n^k between sizes.
 //!
 //! `SCALE_SIZES=1000,10000` picks the sizes; `SCALE_GB=1` also checks a 1 GB library
@@ -141,13 +141,21 @@ struct Figures {
     check_rss_kb: u64,
 }
 
-fn list(plugin: &mut Plugin) -> anyhow::Result<(Duration, usize)> {
+/// The session's context: its working directory is the project (it keys the project's
+/// persisted listing, as a harness's would).
+fn context(library: &Library) -> self_evolve_host::plugin::CallContext {
+    let mut ctx = user_context("s1");
+    ctx.cwd = library.project.display().to_string();
+    ctx
+}
+
+fn list(plugin: &mut Plugin, library: &Library) -> anyhow::Result<(Duration, usize)> {
     let t = Instant::now();
     let out = plugin
-        .tools_call(&user_context("s1"), "skill_manage", r#"{"action":"list"}"#)?
+        .tools_call(&context(library), "skill_manage", r#"{"action":"list"}"#)?
         .map_err(|e| anyhow::anyhow!("list refused: {e}"))?;
     let elapsed = t.elapsed();
-    let count = serde_json::from_str::<serde_json::Value>(&out)?["skills"].as_array().map_or(0, Vec::len);
+    let count = serde_json::from_str::<serde_json::Value>(&out)?["total"].as_u64().unwrap_or(0) as usize;
     Ok((elapsed, count))
 }
 
@@ -187,21 +195,22 @@ fn measure(wasm: &[u8], n: usize) -> anyhow::Result<Figures> {
     // A fresh process with no persisted index: every SKILL.md is read and parsed.
     let mut plugin = Plugin::from_bytes(wasm, config(&library, memory))?;
     plugin.init("{}", &["tools".into()])?.map_err(|e| anyhow::anyhow!(e.message))?;
-    let (cold, count) = list(&mut plugin)?;
+    let (cold, count) = list(&mut plugin, &library)?;
     figures.list_cold = cold;
     println!("  {:<46} {:>10.1?}  ({count} skills)", "list, first ever (parses every SKILL.md)", cold);
-    figures.list_warm = median((0..10).map(|_| list(&mut plugin).map(|(d, _)| d)).collect::<anyhow::Result<_>>()?);
+    figures.list_warm =
+        median((0..10).map(|_| list(&mut plugin, &library).map(|(d, _)| d)).collect::<anyhow::Result<_>>()?);
     println!("  {:<46} {:>10.1?}", "list, warm (median of 10)", figures.list_warm);
     drop(plugin);
 
     // Another fresh process: the persisted index spares the parsing.
     let mut plugin = Plugin::from_bytes(wasm, config(&library, memory))?;
     plugin.init("{}", &["tools".into()])?.map_err(|e| anyhow::anyhow!(e.message))?;
-    let (fresh, _) = list(&mut plugin)?;
+    let (fresh, _) = list(&mut plugin, &library)?;
     figures.list_fresh = fresh;
     println!("  {:<46} {:>10.1?}", "list, first in a fresh process", fresh);
 
-    let ctx = user_context("s1");
+    let ctx = context(&library);
     let samples = (0..50)
         .map(|i| {
             let args = json!({"action": "create", "name": format!("bench-new-{}", tag(i)),

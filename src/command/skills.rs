@@ -136,6 +136,7 @@ pub(super) fn list(
     {
         return Err(usage_error(&format!("unknown scope `{s}`: use user or project")));
     }
+    active.cache.note_cwd(&ctx.session, &ctx.cwd);
     let (skills, warnings) = Store::new(host, &ctx.session).list(&mut active.cache);
     // What every process recorded, not this process's copy.
     let ledger = Ledger::load(host);

@@ -8,8 +8,12 @@
 //! and rewritten by the next listing. Concurrent processes may each rewrite a shard: the last
 //! rename wins, and a stale entry is caught by the stat like any other.
 //!
-//! Only the user root is persisted: the plugin knows a project root only by the session id,
-//! which names no folder another session could share.
+//! The user root is persisted under `index/user/`. A project root is known to the plugin only
+//! by its session id, which no later process shares, so it is persisted under a key made from
+//! the session's working directory (hosts map the project root from it): `index/project-<hash
+//! of cwd>/`. Sessions in the same folder share it; a session with no cwd is not persisted.
+//! Should a host map two roots from one cwd, an entry still only counts while a file at its
+//! path has the recorded size and mtime.
 
 use crate::host::{Host, Root};
 use crate::library::store::Summary;
@@ -20,15 +24,23 @@ pub const SHARDS: usize = 16;
 /// Bumped when the entry shape or the meaning of a field changes: older shards are ignored.
 const VERSION: u32 = 1;
 
-/// The folder under the state root holding a root's shards, when that root is persisted.
-pub fn folder(root: &Root) -> Option<&'static str> {
-    matches!(root, Root::UserSkills).then_some("index/user")
+/// The folder under the state root holding a root's shards, when that root is persisted;
+/// `cwd` is the working directory of the session a project root belongs to.
+pub fn folder(root: &Root, cwd: Option<&str>) -> Option<String> {
+    match root {
+        Root::UserSkills => Some("index/user".to_string()),
+        Root::ProjectSkills(_) => cwd.filter(|c| !c.is_empty()).map(|c| format!("index/project-{:016x}", fnv(c))),
+        Root::State => None,
+    }
+}
+
+/// FNV-1a: stable across hosts and versions (the std hasher is not).
+fn fnv(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
 }
 
 pub fn shard_of(path: &str) -> usize {
-    // FNV-1a: stable across hosts and versions (the std hasher is not).
-    let hash = path.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
-    (hash % SHARDS as u64) as usize
+    (fnv(path) % SHARDS as u64) as usize
 }
 
 fn shard_path(folder: &str, shard: usize) -> String {

@@ -49,7 +49,7 @@ pub fn run(host: &impl Host, cx: &mut Context, args_json: &str) -> Result<String
         }
     }
     let value = match args.action.as_str() {
-        "list" => return list(host, cx),
+        "list" => return list(host, cx, &args),
         "view" => view(host, cx, &args),
         "create" => create(host, cx, &args),
         "patch" => patch(host, cx, &args),
@@ -102,13 +102,27 @@ struct ListEntry<'a> {
 #[derive(Serialize)]
 struct ListOutput<'a> {
     skills: Vec<ListEntry<'a>>,
+    /// Skills in both scopes; `offset` and, when more follow, `next_offset` place the page.
+    total: usize,
+    offset: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    next_offset: Option<usize>,
     warnings: &'a [String],
 }
 
+/// Skills per `list` page unless the call asks otherwise, and the most it may ask for: a tool
+/// result is read by a model, and 100 descriptions are already some 25 KB.
+const LIST_PAGE: usize = 100;
+const LIST_PAGE_MAX: usize = 1000;
+
 /// Serialized straight to text: with thousands of skills an intermediate tree costs more
 /// than the listing itself.
-fn list(host: &impl Host, cx: &mut Context) -> Result<String, ToolError> {
-    let (skills, warnings) = Store::new(host, cx.session).list(cx.cache);
+fn list(host: &impl Host, cx: &mut Context, args: &Args) -> Result<String, ToolError> {
+    let offset = args.offset.map_or(0, |o| usize::try_from(o).unwrap_or(usize::MAX));
+    let limit = args.limit.map_or(LIST_PAGE, |l| usize::try_from(l).unwrap_or(usize::MAX).clamp(1, LIST_PAGE_MAX));
+    let (skills, total, warnings) = Store::new(host, cx.session).list_page(cx.cache, offset, limit);
+    let shown = offset.saturating_add(skills.len());
+    let next_offset = (shown < total).then_some(shown);
     let entries: Vec<ListEntry> = skills
         .iter()
         .map(|s| ListEntry {
@@ -122,7 +136,7 @@ fn list(host: &impl Host, cx: &mut Context) -> Result<String, ToolError> {
             warnings: &s.summary.warnings,
         })
         .collect();
-    serde_json::to_string(&ListOutput { skills: entries, warnings: &warnings })
+    serde_json::to_string(&ListOutput { skills: entries, total, offset, next_offset, warnings: &warnings })
         .map_err(|e| ToolError::new("io", format!("could not serialize the listing: {e}"), "retry"))
 }
 

@@ -130,9 +130,21 @@ pub struct ListCache {
     loaded: std::collections::HashSet<Root>,
     /// Per root: persisted shards whose entries changed since they were read or written.
     dirty: HashMap<Root, std::collections::BTreeSet<usize>>,
+    /// Per project root: the working directory of its session (keys its persisted index).
+    project_cwds: HashMap<Root, String>,
 }
 
 impl ListCache {
+    /// The working directory of `session`, whose project root's listing is then persisted.
+    pub fn note_cwd(&mut self, session: &str, cwd: &str) {
+        if !session.is_empty() && !cwd.is_empty() {
+            let root = Root::ProjectSkills(session.to_string());
+            if self.project_cwds.get(&root).is_none_or(|known| known != cwd) {
+                self.project_cwds.insert(root, cwd.to_string());
+            }
+        }
+    }
+
     /// A file changed: its summary and the duplicate index are out of date.
     pub fn forget(&mut self, root: &Root, path: &str) {
         self.forget_file(root, path);
@@ -296,26 +308,83 @@ impl<'a, H: Host> Store<'a, H> {
 
     /// All skills in both scopes, every SKILL.md re-validated by size and mtime.
     pub fn list(&self, cache: &mut ListCache) -> (Vec<Listed>, Vec<String>) {
-        self.list_with(cache, true)
+        self.list_with(cache, true, true)
     }
 
     /// Like `list`, but a skill already in the cache is not re-stat'ed: added and removed
     /// skills are seen at once, an edit to a known one after the last full listing is not.
     /// Enough for duplicate detection, at a fraction of the cost on large libraries.
     pub fn list_known(&self, cache: &mut ListCache) -> Vec<Listed> {
-        self.list_with(cache, false).0
+        self.list_with(cache, false, false).0
     }
 
-    fn list_with(&self, cache: &mut ListCache, revalidate: bool) -> (Vec<Listed>, Vec<String>) {
+    /// One page of the listing, by name: up to `limit` skills from `offset`, and how many there
+    /// are in all. Only the page's skills are stat'ed (the rest come from memory or, in a fresh
+    /// process, from the persisted index): an edit is seen whenever the skill is shown. A skill
+    /// whose SKILL.md went away from a folder that stayed counts in the total until a page or a
+    /// full listing shows it gone; added and removed folders are seen at once (root mtime).
+    pub fn list_page(&self, cache: &mut ListCache, offset: usize, limit: usize) -> (Vec<Listed>, usize, Vec<String>) {
+        for _ in 0..3 {
+            let (all, warnings) = self.list_with(cache, false, true);
+            let total = all.len();
+            let page: Vec<Listed> = all.into_iter().skip(offset).take(limit).collect();
+            if self.still_current(cache, &page) {
+                return (page, total, warnings);
+            }
+        }
+        // Files changing under every attempt: the full listing stats everything once.
+        let (all, warnings) = self.list_with(cache, true, true);
+        let total = all.len();
+        (all.into_iter().skip(offset).take(limit).collect(), total, warnings)
+    }
+
+    /// Stats the listed skills' SKILL.md files; one that changed or went away leaves the cache
+    /// (its persisted shard is rewritten next), so the next listing reads it again. Whether
+    /// every one was as cached.
+    fn still_current(&self, cache: &mut ListCache, page: &[Listed]) -> bool {
+        let mut current = true;
+        let mut by_root: Vec<(Root, Vec<String>)> = Vec::new();
+        for listed in page {
+            let root = &listed.location.root;
+            match by_root.iter_mut().find(|(r, _)| r == root) {
+                Some((_, paths)) => paths.push(listed.location.path()),
+                None => by_root.push((root.clone(), vec![listed.location.path()])),
+            }
+        }
+        for (root, paths) in by_root {
+            let stats = self.host.stat_many(&root, &paths);
+            let root_cache = cache.entries.entry(root.clone()).or_default();
+            for (path, stat) in paths.iter().zip(stats) {
+                let same = match (&stat, root_cache.get(path)) {
+                    (Ok(stat), Some((size, mtime, _))) => {
+                        stat.kind == EntryKind::File && stat.size == *size && stat.modified_ms == *mtime
+                    }
+                    _ => false,
+                };
+                if !same {
+                    current = false;
+                    root_cache.remove(path);
+                    cache.dirty.entry(root.clone()).or_default().insert(list_index::shard_of(path));
+                    cache.known = None;
+                }
+            }
+        }
+        current
+    }
+
+    /// `revalidate`: stat every known skill (else only new candidates); `persist`: write the
+    /// persisted index's changed shards (listings do; the duplicate check inside a write, which
+    /// may yet be refused, leaves the state root as it was).
+    fn list_with(&self, cache: &mut ListCache, revalidate: bool, persist: bool) -> (Vec<Listed>, Vec<String>) {
         let mut warnings = Vec::new();
-        let ListCache { entries, scans, loaded, dirty, .. } = cache;
+        let ListCache { entries, scans, loaded, dirty, project_cwds, .. } = cache;
         // Phase 1, per root: which candidates are skills, with their summaries.
         let mut found: Vec<(Rc<Scan>, Vec<Present>)> = Vec::new();
         for (scope, root) in self.roots() {
             let scan = self.scan_cached(scope, &root, scans, &mut warnings);
             let root_cache = entries.entry(root.clone()).or_default();
-            let persisted = list_index::folder(&root);
-            if let Some(folder) = persisted
+            let persisted = list_index::folder(&root, project_cwds.get(&root).map(String::as_str));
+            if let Some(folder) = &persisted
                 && loaded.insert(root.clone())
             {
                 for (path, size, mtime, summary) in list_index::load(self.host, folder) {
@@ -362,17 +431,19 @@ impl<'a, H: Host> Store<'a, H> {
                     _ => {} // a folder without SKILL.md is not a skill
                 }
             }
-            if revalidate && let Some(folder) = persisted {
-                // Entries of skills that are gone leave the persisted index too.
-                let skills: std::collections::HashSet<&str> =
-                    present.iter().map(|(i, _)| scan.paths[*i].as_str()).collect();
-                root_cache.retain(|path, _| {
-                    let keep = skills.contains(path.as_str());
-                    if !keep {
-                        changed.insert(list_index::shard_of(path));
-                    }
-                    keep
-                });
+            if let Some(folder) = persisted.as_ref().filter(|_| persist) {
+                // After a full listing, entries of skills that are gone leave the index too.
+                if revalidate {
+                    let skills: std::collections::HashSet<&str> =
+                        present.iter().map(|(i, _)| scan.paths[*i].as_str()).collect();
+                    root_cache.retain(|path, _| {
+                        let keep = skills.contains(path.as_str());
+                        if !keep {
+                            changed.insert(list_index::shard_of(path));
+                        }
+                        keep
+                    });
+                }
                 for shard in std::mem::take(changed) {
                     let entries = root_cache.iter().filter(|(path, _)| list_index::shard_of(path) == shard);
                     if let Err(err) = list_index::save(self.host, folder, shard, entries) {
@@ -627,3 +698,7 @@ pub fn skill_lock(name: &str) -> String {
     let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
     format!("skill-{hex}")
 }
+
+#[cfg(test)]
+#[path = "list_tests.rs"]
+mod list_tests;

@@ -22,6 +22,9 @@ pub struct Args {
     pub replace_all: bool,
     pub file_path: Option<String>,
     pub reason: Option<String>,
+    /// list: the first skill of the page (by name) and the page's size.
+    pub offset: Option<u64>,
+    pub limit: Option<u64>,
 }
 
 /// The arguments' fields, borrowed from the JSON text (no copy unless a value has escapes), so

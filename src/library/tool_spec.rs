@@ -33,7 +33,7 @@ fn skill_manage_schema() -> serde_json::Value {
         "required": ["action"],
         "properties": {
             "action": {"type": "string", "enum": ACTIONS,
-                "description": "create: new skill; view: read one (registers the read); list: all skills; patch: replace an exact string; edit: replace the whole SKILL.md; write_file/remove_file: supporting files; archive: retire a skill"},
+                "description": "create: new skill; view: read one (registers the read); list: skills by name, a page at a time; patch: replace an exact string; edit: replace the whole SKILL.md; write_file/remove_file: supporting files; archive: retire a skill"},
             "name": {"type": "string", "pattern": "^[a-z0-9]+(-[a-z0-9]+)*$", "maxLength": 64,
                 "description": "Skill name: lowercase letters, digits and single hyphens; equals its folder name"},
             "scope": {"type": "string", "enum": ["user", "project"],
@@ -47,7 +47,11 @@ fn skill_manage_schema() -> serde_json::Value {
             "replace_all": {"type": "boolean", "default": false},
             "file_path": {"type": "string",
                 "description": "write_file/remove_file/view: path under references/, templates/, scripts/ or assets/"},
-            "reason": {"type": "string", "description": "Why this change: shown to the operator with staged writes"}
+            "reason": {"type": "string", "description": "Why this change: shown to the operator with staged writes"},
+            "offset": {"type": "integer", "minimum": 0, "default": 0,
+                "description": "list: skip this many skills (by name); the result's next_offset continues"},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 100,
+                "description": "list: at most this many skills"}
         }
     })
 }

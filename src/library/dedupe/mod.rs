@@ -33,6 +33,8 @@ pub struct Index {
     terms: Vec<Terms>,
     document_frequency: Vec<u32>,
     postings: Vec<Vec<u32>>,
+    /// Per term: the skills whose name holds it.
+    name_postings: Vec<Vec<u32>>,
 }
 
 impl Index {
@@ -49,6 +51,7 @@ impl Index {
         if self.document_frequency.len() < vocabulary.len() {
             self.document_frequency.resize(vocabulary.len(), 0);
             self.postings.resize(vocabulary.len(), Vec::new());
+            self.name_postings.resize(vocabulary.len(), Vec::new());
         }
         let i = self.names.len() as u32;
         for &t in &terms.all {
@@ -56,6 +59,11 @@ impl Index {
                 (self.document_frequency.get_mut(t as usize), self.postings.get_mut(t as usize))
             {
                 *df += 1;
+                posting.push(i);
+            }
+        }
+        for &t in &terms.name {
+            if let Some(posting) = self.name_postings.get_mut(t as usize) {
                 posting.push(i);
             }
         }
@@ -96,19 +104,30 @@ impl Index {
         let (ids, unknown) = vocabulary.lookup(&all);
         let unknown_weight = unknown as f64 * self.weight_df(0);
         let weight = |t: u32| self.weight(t);
-        // Unknown terms are the heaviest and post nothing: they open the prefix.
-        let probe = match required_share(floor) {
+        // Two routes to every skill that can score `floor` (see `pairs`): descriptions through
+        // their heaviest terms (unknown terms are the heaviest and post nothing: they open the
+        // run), and names sharing at least half of the shorter one.
+        let probe = match low_share(floor) {
             Some(share) => heaviest(&ids, weight, unknown_weight, share),
             None => ids.clone(),
         };
         let whole = ids.iter().map(|&t| weight(t)).sum::<f64>() + unknown_weight;
         let query = Query { name_ids: &name_ids, name_unknown, ids: &ids, probe: &probe, whole, skip: None };
         let total = |i: usize| self.terms[i].all.iter().map(|&t| self.weight(t)).sum();
-        let mut scored: Vec<Scored> = self
-            .candidates(&query)
-            .into_iter()
-            .filter_map(|i| self.score_above(&query, i, weight, total, floor))
-            .collect();
+        let mut seen = vec![0u64; self.names.len().div_ceil(64)];
+        let mut first = |i: u32| match seen.get_mut(i as usize / 64) {
+            Some(w) if *w & (1u64 << (i % 64)) == 0 => {
+                *w |= 1u64 << (i % 64);
+                true
+            }
+            _ => false,
+        };
+        let by_description = probe.iter().flat_map(|&t| self.postings.get(t as usize).into_iter().flatten());
+        let mut candidates: Vec<u32> = by_description.copied().filter(|&i| first(i)).collect();
+        let by_name = name_ids.iter().flat_map(|&t| self.name_postings.get(t as usize).into_iter().flatten());
+        candidates.extend(by_name.copied().filter(|&i| first(i) && self.name_score(&query, i) >= NAME_SPLIT));
+        let mut scored: Vec<Scored> =
+            candidates.into_iter().filter_map(|i| self.score_above(&query, i, weight, total, floor)).collect();
         self.best(&mut scored, limit)
     }
 
@@ -213,14 +232,26 @@ type Scored = (f64, f64, f64, u32);
 const NAME_WEIGHT: f64 = 0.45;
 const DESCRIPTION_WEIGHT: f64 = 0.55;
 
-/// The share of its own description weight each skill of a pair must share with the other for
-/// the pair to score `threshold`: the name adds at most NAME_WEIGHT, so the description's Dice
-/// must reach (threshold - NAME_WEIGHT) / DESCRIPTION_WEIGHT, and a Dice of d means each side
-/// shares at least d/2 of its weight. `None` when the name alone can reach the threshold.
-fn required_share(threshold: f64) -> Option<f64> {
+/// Where pairs split between the two routes to candidates: names sharing at least this part
+/// of the shorter name go by name; the others must have close descriptions.
+const NAME_SPLIT: f64 = 0.5;
+
+/// The share of its own description weight each side of a pair must share for the pair to score
+/// `threshold` when the names share less than NAME_SPLIT: the name then adds less than
+/// NAME_WEIGHT * NAME_SPLIT, so the description's Dice must reach the rest, and a Dice of d means
+/// each side shares at least d/2 of its weight. `None` when such a pair needs no description.
+fn low_share(threshold: f64) -> Option<f64> {
     // Scores are rounded to 3 places: a little slack keeps a pair rounded up to the threshold.
-    let dice = (threshold - NAME_WEIGHT) / DESCRIPTION_WEIGHT - 0.002;
+    let dice = (threshold - NAME_WEIGHT * NAME_SPLIT) / DESCRIPTION_WEIGHT - 0.002;
     (dice > 0.0).then_some(dice / 2.0)
+}
+
+/// The first terms of a name (in the order of `heaviest`) through which a pair sharing at least
+/// half of the shorter name meets: a name of k terms shares at least ceil(k/2) of them with a
+/// name at least as long, so its first k - ceil(k/2) + 1 terms hold a shared one.
+fn name_run(ordered: &[u32]) -> &[u32] {
+    let k = ordered.len();
+    &ordered[..k - k.div_ceil(2) + usize::from(k > 0)]
 }
 
 /// A skill's heaviest terms, heaviest first (ties by id, one order for every skill): the
@@ -301,14 +332,27 @@ impl Scorer<'_> {
     }
 
     /// Every pair scoring at least `threshold`, once each, best first within each later skill.
-    /// Candidates meet through their heaviest terms only (see `heaviest`), so common words cost
-    /// nothing; below a threshold the name alone can reach, every pair sharing a term is scored.
+    ///
+    /// Never every pair: a pair reaches the threshold either with names sharing at least half
+    /// of the shorter name, or with descriptions close enough to make up for less. The first
+    /// kind meets through names (each skill posts only the first terms of its name that such a
+    /// pair must touch, `name_run`); the second through the heaviest description terms
+    /// (`heaviest`), which leaves out the common words whose postings hold nearly every skill.
+    /// A threshold so low that names alone could reach it scores every pair sharing a term.
     pub fn pairs(&self, threshold: f64) -> Vec<Pair> {
         let index = self.index;
-        let share = required_share(threshold);
-        // Postings of the heaviest terms only, filled as skills are visited: a skill meets
-        // only those before it, so each pair is found once.
-        let mut postings: Vec<Vec<u32>> = vec![Vec::new(); self.weight.len()];
+        let share = low_share(threshold);
+        let order = |ids: &[u32]| {
+            let mut ids = ids.to_vec();
+            ids.sort_by(|&a, &b| self.weight(b).total_cmp(&self.weight(a)).then(a.cmp(&b)));
+            ids
+        };
+        // Filled as skills are visited: a skill meets only those before it, so each pair is
+        // found once. Per term: skills posting it in their description run, in their name run,
+        // and in their whole name.
+        let mut by_description: Vec<Vec<u32>> = vec![Vec::new(); self.weight.len()];
+        let mut by_name_run: Vec<Vec<u32>> = vec![Vec::new(); self.weight.len()];
+        let mut by_name: Vec<Vec<u32>> = vec![Vec::new(); self.weight.len()];
         let mut stamps: Vec<u32> = vec![0; index.terms.len()];
         let mut out = Vec::new();
         for (i, terms) in index.terms.iter().enumerate() {
@@ -316,6 +360,8 @@ impl Scorer<'_> {
                 Some(share) => heaviest(&terms.all, |t| self.weight(t), 0.0, share),
                 None => terms.all.clone(),
             };
+            let name = order(&terms.name);
+            let run = name_run(&name);
             let query = Query {
                 name_ids: &terms.name,
                 name_unknown: 0,
@@ -324,24 +370,50 @@ impl Scorer<'_> {
                 whole: self.total[i],
                 skip: Some(i),
             };
-            // Each earlier skill once (stamped with the visiting skill), names compared first.
+            let stamp = i as u32 + 1;
             let mut found: Vec<Scored> = Vec::new();
-            for &t in &probe {
-                for &j in postings.get(t as usize).into_iter().flatten() {
-                    if let Some(stamp) = stamps.get_mut(j as usize)
-                        && *stamp != i as u32 + 1
-                    {
-                        *stamp = i as u32 + 1;
-                        let weight = |t: u32| self.weight(t);
-                        found.extend(index.score_above(&query, j, weight, |j| self.total[j], threshold));
+            let mut visit = |j: u32, by_name: bool| {
+                if let Some(seen) = stamps.get_mut(j as usize)
+                    && *seen != stamp
+                {
+                    *seen = stamp;
+                    // A pair met by name with less than half a name in common can only reach the
+                    // threshold through its description, and that route already ran.
+                    if by_name && index.name_score(&query, j) < NAME_SPLIT {
+                        return;
                     }
+                    let weight = |t: u32| self.weight(t);
+                    found.extend(index.score_above(&query, j, weight, |j| self.total[j], threshold));
+                }
+            };
+            let posted = |lists: &[Vec<u32>], terms: &[u32]| -> Vec<u32> {
+                terms.iter().flat_map(|&t| lists.get(t as usize).into_iter().flatten().copied()).collect()
+            };
+            for j in posted(&by_description, &probe) {
+                visit(j, false);
+            }
+            // An earlier name no longer than this one shares a term of its run with this whole
+            // name; a longer one shares a term of this run with its whole name.
+            let k = terms.name.len();
+            for j in posted(&by_name_run, &name) {
+                if index.terms[j as usize].name.len() <= k {
+                    visit(j, true);
+                }
+            }
+            for j in posted(&by_name, run) {
+                if index.terms[j as usize].name.len() >= k {
+                    visit(j, true);
                 }
             }
             found.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.3.cmp(&b.3)));
             out.extend(found.into_iter().map(|(score, _, _, j)| Pair { earlier: j as usize, later: i, score }));
-            for &t in &probe {
-                if let Some(posting) = postings.get_mut(t as usize) {
-                    posting.push(i as u32);
+            for (lists, terms) in
+                [(&mut by_description, &probe[..]), (&mut by_name_run, run), (&mut by_name, &name[..])]
+            {
+                for &t in terms {
+                    if let Some(posting) = lists.get_mut(t as usize) {
+                        posting.push(i as u32);
+                    }
                 }
             }
         }
