@@ -118,3 +118,19 @@ fn the_project_listing_is_persisted_under_the_sessions_folder() {
     assert!(folders.iter().any(|p| p.starts_with("index/user/")), "{folders:?}");
     assert!(folders.iter().any(|p| p.starts_with("index/project-")), "{folders:?}");
 }
+
+#[test]
+fn a_warm_page_sees_a_skill_md_appearing_in_a_folder_that_was_not_a_skill() {
+    let mut plugin = setup(5);
+    plugin.host().create_dir_all(&Root::UserSkills, "later/references").unwrap();
+    assert_eq!(list(&mut plugin, "")["total"], 5);
+    assert_eq!(list(&mut plugin, "")["total"], 5, "warm, from the merged listing");
+    // Inside an existing folder: the root's mtime does not change.
+    plugin
+        .host()
+        .write(&Root::UserSkills, "later/SKILL.md", &skill("later", "Now a skill."), WriteMode::CreateNew)
+        .unwrap();
+    let page = list(&mut plugin, "");
+    assert_eq!(page["total"], 6, "{page}");
+    assert!(names(&page).contains(&"later".to_string()));
+}

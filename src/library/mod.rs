@@ -12,6 +12,7 @@ pub mod guards;
 pub mod ledger;
 pub mod lint;
 pub mod list_index;
+pub mod listing;
 pub mod scan;
 pub mod skill_manage;
 pub mod skillfile;
