@@ -9,6 +9,8 @@
 
 mod terms;
 
+use std::collections::HashMap;
+
 use terms::name_terms;
 pub use terms::{Terms, Vocabulary, stem, terms};
 
@@ -246,12 +248,24 @@ fn low_share(threshold: f64) -> Option<f64> {
     (dice > 0.0).then_some(dice / 2.0)
 }
 
-/// The first terms of a name (in the order of `heaviest`) through which a pair sharing at least
-/// half of the shorter name meets: a name of k terms shares at least ceil(k/2) of them with a
-/// name at least as long, so its first k - ceil(k/2) + 1 terms hold a shared one.
+/// Where a pair sharing at least half of the shorter name meets, seen from the shorter name
+/// (k terms, in the order of `heaviest`). It shares at least ceil(k/2) terms, so of its first
+/// k - ceil(k/2) + 1 terms one is shared, and when ceil(k/2) >= 2 (k >= 3), of its first
+/// k - ceil(k/2) + 2 terms two are: such names meet through a shared pair of terms, which
+/// common words alone rarely make.
 fn name_run(ordered: &[u32]) -> &[u32] {
     let k = ordered.len();
-    &ordered[..k - k.div_ceil(2) + usize::from(k > 0)]
+    let shared = k.div_ceil(2);
+    let run = if shared >= 2 { k - shared + 2 } else { k - shared + usize::from(k > 0) };
+    &ordered[..run.min(k)]
+}
+
+/// Every pair of terms, as one key (smaller id first).
+fn term_pairs(terms: &[u32]) -> impl Iterator<Item = u64> + '_ {
+    terms
+        .iter()
+        .enumerate()
+        .flat_map(move |(n, &a)| terms[n + 1..].iter().map(move |&b| (u64::from(a.min(b)) << 32) | u64::from(a.max(b))))
 }
 
 /// A skill's heaviest terms, heaviest first (ties by id, one order for every skill): the
@@ -348,11 +362,13 @@ impl Scorer<'_> {
             ids
         };
         // Filled as skills are visited: a skill meets only those before it, so each pair is
-        // found once. Per term: skills posting it in their description run, in their name run,
-        // and in their whole name.
+        // found once. Per term: skills posting it in their description run; names of one or two
+        // terms by their terms (run and whole name); longer names by pairs of terms.
         let mut by_description: Vec<Vec<u32>> = vec![Vec::new(); self.weight.len()];
-        let mut by_name_run: Vec<Vec<u32>> = vec![Vec::new(); self.weight.len()];
-        let mut by_name: Vec<Vec<u32>> = vec![Vec::new(); self.weight.len()];
+        let mut short_runs: Vec<Vec<u32>> = vec![Vec::new(); self.weight.len()];
+        let mut names: Vec<Vec<u32>> = vec![Vec::new(); self.weight.len()];
+        let mut long_runs: HashMap<u64, Vec<u32>> = HashMap::new();
+        let mut long_names: HashMap<u64, Vec<u32>> = HashMap::new();
         let mut stamps: Vec<u32> = vec![0; index.terms.len()];
         let mut out = Vec::new();
         for (i, terms) in index.terms.iter().enumerate() {
@@ -371,6 +387,7 @@ impl Scorer<'_> {
                 skip: Some(i),
             };
             let stamp = i as u32 + 1;
+            let k = terms.name.len();
             let mut found: Vec<Scored> = Vec::new();
             let mut visit = |j: u32, by_name: bool| {
                 if let Some(seen) = stamps.get_mut(j as usize)
@@ -389,32 +406,61 @@ impl Scorer<'_> {
             let posted = |lists: &[Vec<u32>], terms: &[u32]| -> Vec<u32> {
                 terms.iter().flat_map(|&t| lists.get(t as usize).into_iter().flatten().copied()).collect()
             };
+            let paired = |lists: &HashMap<u64, Vec<u32>>, terms: &[u32]| -> Vec<u32> {
+                term_pairs(terms).flat_map(|p| lists.get(&p).into_iter().flatten().copied()).collect()
+            };
             for j in posted(&by_description, &probe) {
                 visit(j, false);
             }
-            // An earlier name no longer than this one shares a term of its run with this whole
-            // name; a longer one shares a term of this run with its whole name.
-            let k = terms.name.len();
-            for j in posted(&by_name_run, &name) {
-                if index.terms[j as usize].name.len() <= k {
+            // An earlier name no longer than this one touches its run with this whole name (by
+            // a term when it has one or two terms, by a pair when longer); a longer one holds a
+            // term (pair) of this name's run.
+            let shorter = |j: u32| index.terms[j as usize].name.len() <= k;
+            let longer = |j: u32| index.terms[j as usize].name.len() >= k;
+            for j in posted(&short_runs, &name) {
+                if shorter(j) {
                     visit(j, true);
                 }
             }
-            for j in posted(&by_name, run) {
-                if index.terms[j as usize].name.len() >= k {
-                    visit(j, true);
+            if k >= 3 {
+                for j in paired(&long_runs, &name) {
+                    if shorter(j) {
+                        visit(j, true);
+                    }
+                }
+                for j in paired(&long_names, run) {
+                    if longer(j) {
+                        visit(j, true);
+                    }
+                }
+            } else {
+                for j in posted(&names, run) {
+                    if longer(j) {
+                        visit(j, true);
+                    }
                 }
             }
             found.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.3.cmp(&b.3)));
             out.extend(found.into_iter().map(|(score, _, _, j)| Pair { earlier: j as usize, later: i, score }));
-            for (lists, terms) in
-                [(&mut by_description, &probe[..]), (&mut by_name_run, run), (&mut by_name, &name[..])]
-            {
+            let me = i as u32;
+            let post = |lists: &mut Vec<Vec<u32>>, terms: &[u32]| {
                 for &t in terms {
                     if let Some(posting) = lists.get_mut(t as usize) {
-                        posting.push(i as u32);
+                        posting.push(me);
                     }
                 }
+            };
+            post(&mut by_description, &probe);
+            post(&mut names, &name);
+            if k >= 3 {
+                for p in term_pairs(run) {
+                    long_runs.entry(p).or_default().push(me);
+                }
+                for p in term_pairs(&name) {
+                    long_names.entry(p).or_default().push(me);
+                }
+            } else {
+                post(&mut short_runs, run);
             }
         }
         out
@@ -568,7 +614,13 @@ mod tests {
         (0..n)
             .map(|i| {
                 let pick: Vec<&str> = (0..8).map(|_| words[next(words.len())].as_str()).collect();
-                let name = format!("{}-{}", pick[0], pick[1]);
+                // Names of one to five terms (digits of `i` make one from 10 on).
+                let name = match i % 4 {
+                    0 => pick[0].to_string(),
+                    1 => format!("{}-{}", pick[0], pick[1]),
+                    2 => format!("{}-{}-{}-{}", pick[0], pick[1], pick[5], pick[6]),
+                    _ => format!("{}-{}-{}", pick[0], pick[1], pick[7]),
+                };
                 c(&format!("{name}-{i}"), &pick[2..].join(" "))
             })
             .collect()
