@@ -268,6 +268,59 @@ fn term_pairs(terms: &[u32]) -> impl Iterator<Item = u64> + '_ {
         .flat_map(move |(n, &a)| terms[n + 1..].iter().map(move |&b| (u64::from(a.min(b)) << 32) | u64::from(a.max(b))))
 }
 
+/// Terms posted by at most this many skills are rare: their postings are short enough to walk
+/// one by one (the cube root of the library, at least 32); frequent terms meet in pairs.
+fn rare_df(skills: usize, everything: bool) -> u32 {
+    if everything {
+        return u32::MAX;
+    }
+    ((skills as f64).cbrt() as u32).max(32)
+}
+
+/// How one skill's description meets others in `Scorer::pairs`.
+///
+/// Terms come in one order for every skill (heaviest, i.e. rarest, first), so for a pair the
+/// first shared term is rare, or every shared term is frequent. A rare first shared term lies
+/// in both runs of `heaviest` and meets through rare postings. When all shared terms are
+/// frequent, each side shares at least `share` of its weight among its frequent terms; if at
+/// most one of them fell in the first frequent terms up to where the heaviest frequent term
+/// plus what follows weighs less than that share, the side would share less. So both sides
+/// hold the first two shared terms among those first frequent terms, and meet through that
+/// pair. A skill whose heaviest frequent term alone reaches its share has no such run: it posts
+/// and walks its frequent terms singly.
+struct Description {
+    /// Rare terms of the run.
+    rare: Vec<u32>,
+    /// Frequent terms of the run.
+    frequent: Vec<u32>,
+    /// The first frequent terms whose pairs the skill posts, or `None` (single posting).
+    pairs: Option<Vec<u32>>,
+}
+
+impl Description {
+    fn of(scorer: &Scorer, all: &[u32], run: &[u32], share: Option<f64>, rare_df: u32) -> Description {
+        let df = |t: u32| scorer.index.document_frequency.get(t as usize).copied().unwrap_or(0);
+        let (rare, frequent): (Vec<u32>, Vec<u32>) = run.iter().partition(|&&t| df(t) <= rare_df);
+        let Some(share) = share else { return Description { rare, frequent, pairs: None } };
+        let mut ordered: Vec<(f64, u32)> =
+            all.iter().filter(|&&t| df(t) > rare_df).map(|&t| (scorer.weight(t), t)).collect();
+        ordered.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        let whole: f64 = all.iter().map(|&t| scorer.weight(t)).sum();
+        let heaviest = ordered.first().map_or(0.0, |(w, _)| *w);
+        let mut rest: f64 = ordered.iter().map(|(w, _)| w).sum();
+        let mut pairs = Vec::new();
+        for &(w, t) in &ordered {
+            if heaviest + rest < share * whole {
+                break;
+            }
+            pairs.push(t);
+            rest -= w;
+        }
+        let reachable = heaviest + rest < share * whole;
+        Description { rare, frequent, pairs: reachable.then_some(pairs) }
+    }
+}
+
 /// A skill's heaviest terms, heaviest first (ties by id, one order for every skill): the
 /// shortest run after which what is left weighs less than `share` of the whole. Two skills
 /// that each share at least `share` of their weight have a common term in both runs: were the
@@ -364,7 +417,14 @@ impl Scorer<'_> {
         // Filled as skills are visited: a skill meets only those before it, so each pair is
         // found once. Per term: skills posting it in their description run; names of one or two
         // terms by their terms (run and whole name); longer names by pairs of terms.
-        let mut by_description: Vec<Vec<u32>> = vec![Vec::new(); self.weight.len()];
+        // Descriptions: rare terms of the run post singly; frequent ones post singly only for
+        // skills whose description is one frequent term away from the share (`Description`),
+        // and otherwise in pairs.
+        let rare = rare_df(index.terms.len(), share.is_none());
+        let mut rare_postings: Vec<Vec<u32>> = vec![Vec::new(); self.weight.len()];
+        let mut frequent_postings: Vec<Vec<u32>> = vec![Vec::new(); self.weight.len()];
+        let mut single_postings: Vec<Vec<u32>> = vec![Vec::new(); self.weight.len()];
+        let mut frequent_pairs: HashMap<u64, Vec<u32>> = HashMap::new();
         let mut short_runs: Vec<Vec<u32>> = vec![Vec::new(); self.weight.len()];
         let mut names: Vec<Vec<u32>> = vec![Vec::new(); self.weight.len()];
         let mut long_runs: HashMap<u64, Vec<u32>> = HashMap::new();
@@ -409,14 +469,31 @@ impl Scorer<'_> {
             let paired = |lists: &HashMap<u64, Vec<u32>>, terms: &[u32]| -> Vec<u32> {
                 term_pairs(terms).flat_map(|p| lists.get(&p).into_iter().flatten().copied()).collect()
             };
-            for j in posted(&by_description, &probe) {
+            let description = Description::of(self, &terms.all, &probe, share, rare);
+            for j in posted(&rare_postings, &description.rare) {
                 visit(j, false);
+            }
+            for j in posted(&single_postings, &description.frequent) {
+                visit(j, false);
+            }
+            match &description.pairs {
+                None => {
+                    for j in posted(&frequent_postings, &description.frequent) {
+                        visit(j, false);
+                    }
+                }
+                Some(run) => {
+                    for j in paired(&frequent_pairs, run) {
+                        visit(j, false);
+                    }
+                }
             }
             // An earlier name no longer than this one touches its run with this whole name (by
             // a term when it has one or two terms, by a pair when longer); a longer one holds a
             // term (pair) of this name's run.
+            // (Names as long as this one are met as shorter ones already.)
             let shorter = |j: u32| index.terms[j as usize].name.len() <= k;
-            let longer = |j: u32| index.terms[j as usize].name.len() >= k;
+            let longer = |j: u32| index.terms[j as usize].name.len() > k;
             for j in posted(&short_runs, &name) {
                 if shorter(j) {
                     visit(j, true);
@@ -450,7 +527,16 @@ impl Scorer<'_> {
                     }
                 }
             };
-            post(&mut by_description, &probe);
+            post(&mut rare_postings, &description.rare);
+            post(&mut frequent_postings, &description.frequent);
+            match &description.pairs {
+                None => post(&mut single_postings, &description.frequent),
+                Some(run) => {
+                    for p in term_pairs(run) {
+                        frequent_pairs.entry(p).or_default().push(me);
+                    }
+                }
+            }
             post(&mut names, &name);
             if k >= 3 {
                 for p in term_pairs(run) {
@@ -601,7 +687,12 @@ mod tests {
 
     /// A library with many shared words of every frequency (and some near twins).
     fn generated(n: usize) -> Vec<Candidate> {
-        let words: Vec<String> = (0..300)
+        generated_from(n, 300)
+    }
+
+    /// `vocabulary` words: a small one makes most terms frequent, so pairs share only those.
+    fn generated_from(n: usize, vocabulary: usize) -> Vec<Candidate> {
+        let words: Vec<String> = (0..vocabulary)
             .map(|k| format!("w{}{}", ["ka", "lo", "mi", "ne", "ru"][k % 5], "abcdefghij".repeat(1 + k / 5)))
             .collect();
         let mut seed = 7u64;
@@ -634,8 +725,13 @@ mod tests {
 
     #[test]
     fn pairs_through_the_heaviest_terms_are_every_pair_above_the_threshold() {
-        let lib = generated(400);
-        let (vocabulary, terms) = indexed(&lib);
+        for lib in [generated(400), generated_from(300, 40)] {
+            every_pair_above_the_threshold(lib.as_slice());
+        }
+    }
+
+    fn every_pair_above_the_threshold(lib: &[Candidate]) {
+        let (vocabulary, terms) = indexed(lib);
         let entries: Vec<(&str, &Terms)> = lib.iter().zip(&terms).map(|(c, t)| (c.name.as_str(), t)).collect();
         let index = Index::from_terms(&vocabulary, &entries);
         let scorer = index.scorer();
@@ -691,5 +787,51 @@ mod tests {
         let pairs = index.scorer().pairs(0.6);
         assert_eq!(pairs.len(), 1, "{pairs:?}");
         assert_eq!((pairs[0].earlier, pairs[0].later), (lib.len() - 2, lib.len() - 1));
+    }
+
+    /// The lemma `Description` rests on, checked on every pair of a library where most terms are
+    /// frequent: a pair sharing the share on both sides meets through a rare term of both runs,
+    /// through a pair of frequent terms both post, or through a frequent term of both runs when
+    /// either side posts singly.
+    #[test]
+    fn every_pair_sharing_the_share_meets_through_its_descriptions() {
+        let lib = generated_from(500, 40);
+        let (vocabulary, terms) = indexed(&lib);
+        let entries: Vec<(&str, &Terms)> = lib.iter().zip(&terms).map(|(c, t)| (c.name.as_str(), t)).collect();
+        let index = Index::from_terms(&vocabulary, &entries);
+        let scorer = index.scorer();
+        let rare = rare_df(lib.len(), false);
+        let mut checked = 0;
+        for threshold in [0.5, 0.6, 0.8] {
+            let Some(share) = low_share(threshold) else { continue };
+            let described: Vec<Description> = terms
+                .iter()
+                .map(|t| {
+                    let run = heaviest(&t.all, |x| scorer.weight(x), 0.0, share);
+                    Description::of(&scorer, &t.all, &run, Some(share), rare)
+                })
+                .collect();
+            for i in 0..lib.len() {
+                for j in 0..i {
+                    let common: Vec<u32> = common_ids(&terms[i].all, &terms[j].all).collect();
+                    let shared: f64 = common.iter().map(|&t| scorer.weight(t)).sum();
+                    if shared < share * scorer.total[i] || shared < share * scorer.total[j] {
+                        continue;
+                    }
+                    checked += 1;
+                    let (a, b) = (&described[i], &described[j]);
+                    let meets = |x: &[u32], y: &[u32]| x.iter().any(|t| y.contains(t));
+                    let by_pairs = match (&a.pairs, &b.pairs) {
+                        (Some(x), Some(y)) => {
+                            let keys: Vec<u64> = term_pairs(x).collect();
+                            term_pairs(y).any(|k| keys.contains(&k))
+                        }
+                        _ => meets(&a.frequent, &b.frequent),
+                    };
+                    assert!(meets(&a.rare, &b.rare) || by_pairs, "{} and {} at {threshold}", lib[i].name, lib[j].name);
+                }
+            }
+        }
+        assert!(checked > 100, "the library must hold pairs sharing the share ({checked})");
     }
 }
