@@ -214,3 +214,30 @@ fn near_duplicates_are_found_across_batches_once_each() {
     assert!(duplicates[0].contains("zz-renew-load-balancer-certs/SKILL.md:1: warning"), "{out}");
     assert!(duplicates[0].contains("similar to `aa-tls-cert-rotation`"), "{out}");
 }
+
+#[test]
+fn a_long_check_reports_progress_on_stderr_and_findings_on_stdout() {
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..3 {
+        let name = format!("skill-{i}");
+        write_skill(dir.path(), &name, &format!("---\nname: {name}\ndescription: Use when testing {i}.\n---\nbody\n"));
+    }
+    // A check slower than the threshold (here 0 ms): progress lines on stderr, not a terminal.
+    let out = Command::new(env!("CARGO_BIN_EXE_self-evolve"))
+        .arg("--wasm")
+        .arg(wasm())
+        .arg("check")
+        .arg(dir.path())
+        .env("SELF_EVOLVE_CACHE_DIR", env!("CARGO_TARGET_TMPDIR"))
+        .env("SELF_EVOLVE_PROGRESS_AFTER_MS", "0")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(stderr.contains("check: 1/3 skills"), "{stderr}");
+    assert!(stderr.contains("check: comparing names and descriptions for near-duplicates"), "{stderr}");
+    assert!(!stderr.contains('\r'), "no bar redrawn in place when stderr is not a terminal: {stderr:?}");
+    assert!(stdout.contains("3 skill(s) checked") && !stdout.contains("check: "), "{stdout}");
+    // Under the threshold (the default second), nothing on stderr.
+    let (_, _, quiet) = check_stderr(&[dir.path()]);
+    assert!(!quiet.contains("check: "), "{quiet}");
+}

@@ -328,8 +328,10 @@ fn estimate(dir: &Path) -> usize {
 
 /// Progress on stderr once a check has run for a second: a bar redrawn in place when stderr
 /// is a terminal, otherwise a line every few seconds (logs stay readable).
+/// `SELF_EVOLVE_PROGRESS_AFTER_MS` moves the second (tests set 0).
 struct Progress {
     started: std::time::Instant,
+    after: std::time::Duration,
     last: Option<std::time::Instant>,
     total: usize,
     bytes: u64,
@@ -341,13 +343,17 @@ impl Progress {
     fn new(total: usize) -> Progress {
         use std::io::IsTerminal;
         let tty = std::io::stderr().is_terminal();
-        Progress { started: std::time::Instant::now(), last: None, total, bytes: 0, tty, drawn: false }
+        let after = std::env::var("SELF_EVOLVE_PROGRESS_AFTER_MS")
+            .ok()
+            .and_then(|ms| ms.parse().ok())
+            .map_or(std::time::Duration::from_secs(1), std::time::Duration::from_millis);
+        Progress { started: std::time::Instant::now(), after, last: None, total, bytes: 0, tty, drawn: false }
     }
 
     fn due(&mut self) -> bool {
         let now = std::time::Instant::now();
         let every = if self.tty { std::time::Duration::from_millis(100) } else { std::time::Duration::from_secs(2) };
-        if now.duration_since(self.started) < std::time::Duration::from_secs(1)
+        if now.duration_since(self.started) < self.after
             || self.last.is_some_and(|last| now.duration_since(last) < every)
         {
             return false;
@@ -380,7 +386,7 @@ impl Progress {
 
     /// A step after the walk, shown only when the check is already slow enough to show progress.
     fn say(&mut self, step: &str) {
-        if self.started.elapsed() >= std::time::Duration::from_secs(1) {
+        if self.started.elapsed() >= self.after {
             if self.tty {
                 eprint!("\r\x1b[K{step}…");
                 self.drawn = true;
