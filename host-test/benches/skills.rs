@@ -269,6 +269,32 @@ fn main() -> anyhow::Result<()> {
             .collect(),
     );
     println!("{:<52} {:>9.1} MB/s", "scan throughput", mb / scan_native.as_secs_f64());
+    // What the component's warm page pays the real filesystem: the fs capability's stats of the
+    // page (100 SKILL.md files) and of both roots, natively, without the component.
+    let mut fs = self_evolve_host::caps::fs::FsCap::new(
+        FsConfig { user_skills: Some(user.clone()), ..FsConfig::default() },
+        Default::default(),
+    );
+    let page: Vec<String> = (0..100).map(|i| format!("user-skill-{}/SKILL.md", 2 * i)).collect();
+    let stats = median(
+        (0..20)
+            .map(|_| {
+                let t = Instant::now();
+                let results = fs.stat_many(&self_evolve_host::caps::fs::RootRef::UserSkills, &page);
+                fs.stat(&self_evolve_host::caps::fs::RootRef::UserSkills, "").ok();
+                fs.stat(&self_evolve_host::caps::fs::RootRef::UserSkills, "").ok();
+                assert!(results.iter().all(|r| r.is_ok()));
+                t.elapsed()
+            })
+            .collect(),
+    );
+    println!("{:<52} median {stats:>12?}", "host fs alone: stat of a 100-skill page and the roots");
+    println!(
+        "warm list without the filesystem's share: component {:?} vs native {:?} ({:.2}x)",
+        list_component.saturating_sub(stats),
+        list_native,
+        list_component.saturating_sub(stats).as_secs_f64() / list_native.as_secs_f64()
+    );
     println!(
         "\ncomponent / native: list {:.2}x, create {:.2}x (real fs vs memory), scan {:.2}x",
         list_component.as_secs_f64() / list_native.as_secs_f64(),
