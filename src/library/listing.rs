@@ -248,9 +248,10 @@ impl<H: Host> Store<'_, H> {
 
     /// Like `list`, but a skill already in the cache is not re-stat'ed: added and removed
     /// skills are seen at once, an edit to a known one after the last full listing is not.
-    /// Enough for duplicate detection, at a fraction of the cost on large libraries.
-    pub fn list_known(&self, cache: &mut ListCache) -> Vec<Listed> {
-        Rc::unwrap_or_clone(self.list_with(cache, false, false).0)
+    /// Enough for duplicate detection, at a fraction of the cost on large libraries. Shared
+    /// with the merged listing the cache keeps, not copied.
+    pub fn list_known(&self, cache: &mut ListCache) -> Rc<Vec<Listed>> {
+        self.list_with(cache, false, false).0
     }
 
     /// One page of the listing, by name: up to `limit` skills from `offset`, and how many there
