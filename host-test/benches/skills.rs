@@ -1,6 +1,9 @@
 //! Skill-library benchmarks (own harness; `cargo bench -p self-evolve-host --bench skills`):
 //! with 10,000 skills across both scopes, `create` and `list` through the component, the
-//! credential scan's throughput inside the component, and the same code run natively.
+//! credential scan's throughput inside the component, and the same code run natively: on the
+//! host's real fs capability (the fair comparison) and on the in-memory fake host.
+
+mod common;
 
 use self_evolve::fake::FakeHost;
 use self_evolve::host::{Root, WriteMode};
@@ -269,6 +272,41 @@ fn main() -> anyhow::Result<()> {
             .collect(),
     );
     println!("{:<52} {:>9.1} MB/s", "scan throughput", mb / scan_native.as_secs_f64());
+    // The same policy code natively on the same folders through the same fs capability: what
+    // the component adds over native code, with the filesystem's cost on both sides.
+    let real = common::NativeFsHost::new(FsConfig {
+        user_skills: Some(user.clone()),
+        state: Some(home.path().join("state-native")),
+        projects: ProjectRoots {
+            sessions: BTreeMap::from([("s1".to_string(), project.clone())]),
+            discover: false,
+            ..Default::default()
+        },
+        ..FsConfig::default()
+    });
+    let mut native_real = self_evolve::Plugin::new(real);
+    native_real.init("{}", &["tools".into()]).map_err(|e| anyhow::anyhow!(e.message))?;
+    native_real.call_tool(&nctx, "skill_manage", r#"{"action":"list"}"#).unwrap();
+    println!("\nthe same code natively on the real fs (the host's fs capability, no component):");
+    let list_real = report(
+        "list, warm",
+        (0..20)
+            .map(|_| {
+                let t = Instant::now();
+                native_real.call_tool(&nctx, "skill_manage", r#"{"action":"list"}"#).unwrap();
+                t.elapsed()
+            })
+            .collect(),
+    );
+    let create_real = report("create (dedupe + lint + direct write)", (0..50).map(|i| {
+        let args = json!({"action": "create", "name": format!("bench-real-{}", tag(i)), "description": format!("{} {} {} {}. Use when comparing.", tag(5000 + 4 * i), tag(5001 + 4 * i), tag(5002 + 4 * i), tag(5003 + 4 * i)), "body": "Steps.\n"});
+        let t = Instant::now();
+        let out = native_real.call_tool(&nctx, "skill_manage", &args.to_string());
+        let elapsed = t.elapsed();
+        assert!(out.is_ok(), "{out:?}");
+        elapsed
+    }).collect());
+
     // What the component's warm page pays the real filesystem: the fs capability's stats of the
     // page (100 SKILL.md files) and of both roots, natively, without the component.
     let mut fs = self_evolve_host::caps::fs::FsCap::new(
@@ -296,7 +334,12 @@ fn main() -> anyhow::Result<()> {
         list_component.saturating_sub(stats).as_secs_f64() / list_native.as_secs_f64()
     );
     println!(
-        "\ncomponent / native: list {:.2}x, create {:.2}x (real fs vs memory), scan {:.2}x",
+        "\ncomponent / native, both on the real fs: list {:.2}x, create {:.2}x",
+        list_component.as_secs_f64() / list_real.as_secs_f64(),
+        create_component.as_secs_f64() / create_real.as_secs_f64(),
+    );
+    println!(
+        "component / native: list {:.2}x, create {:.2}x (real fs vs memory), scan {:.2}x",
         list_component.as_secs_f64() / list_native.as_secs_f64(),
         create_component.as_secs_f64() / create_native.as_secs_f64(),
         scan_component.as_secs_f64() / scan_native.as_secs_f64()
