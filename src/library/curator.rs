@@ -84,6 +84,9 @@ pub fn pass(
     *ledger = Ledger::load(host);
     if !dry_run {
         crate::library::cleanup::cleanup(host, &[Root::UserSkills, Root::State], true);
+        for folder in crate::library::list_index::prune_unused(host, now) {
+            host.log(Level::Info, &format!("removed `{folder}`: a project listing index unused for 90 days"));
+        }
     }
     let store = Store::new(host, "");
     let (listed, _) = store.list(cache);

@@ -119,6 +119,30 @@ pub fn save<'e>(
     crate::state_file::write_atomic(host, &Root::State, &shard_path(folder, shard), &bytes).map_err(|e| e.to_string())
 }
 
+/// A project index none of whose shards changed for this long belongs, most likely, to a folder
+/// no session uses any more. Removing one that is still in use costs one cold listing.
+pub const UNUSED_AFTER_MS: u64 = 90 * 24 * 60 * 60 * 1000;
+
+/// Removes `index/project-*` folders whose newest shard is older than [`UNUSED_AFTER_MS`] (the
+/// curator's daily pass calls it). Returns the folders removed. Symlinks and files are left alone.
+pub fn prune_unused(host: &impl Host, now_ms: u64) -> Vec<String> {
+    let Ok(entries) = host.list_dir(&Root::State, "index") else { return Vec::new() };
+    let mut removed = Vec::new();
+    for (name, kind) in entries {
+        if kind != crate::host::EntryKind::Dir || !name.starts_with("project-") {
+            continue;
+        }
+        let folder = format!("index/{name}");
+        let shards: Vec<String> = (0..SHARDS).map(|n| shard_path(&folder, n)).collect();
+        let newest = host.stat_many(&Root::State, &shards).into_iter().flatten().map(|st| st.modified_ms).max();
+        if newest.is_none_or(|ms| now_ms.saturating_sub(ms) > UNUSED_AFTER_MS) {
+            crate::library::cleanup::remove_tree(host, &Root::State, &folder);
+            removed.push(folder);
+        }
+    }
+    removed
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -177,6 +201,36 @@ mod tests {
         let rebuilt = listed(&host, &mut ListCache::default());
         assert_eq!(rebuilt[0], ("alpha".to_string(), "First one!".to_string()));
         assert_eq!(load(&host, "index/user").len(), 2, "the shards are rewritten");
+    }
+
+    #[test]
+    fn project_indexes_unchanged_for_90_days_are_pruned_and_the_rest_stay() {
+        let host = FakeHost::new(1_000);
+        host.map_root(Root::ProjectSkills("s1".into()));
+        for (root, name) in [(Root::UserSkills, "alpha"), (Root::ProjectSkills("s1".into()), "bravo")] {
+            host.write(&root, &format!("{name}/SKILL.md"), &skill(name, "One."), WriteMode::CreateNew).unwrap();
+        }
+        let list_from = |cwd: &str| {
+            let store = Store::new(&host, "s1");
+            let mut cache = ListCache::default();
+            cache.note_cwd("s1", cwd);
+            store.list(&mut cache);
+        };
+        list_from("/work/old");
+        host.advance(UNUSED_AFTER_MS);
+        list_from("/work/recent");
+        host.write(&Root::State, "index/project-notes.txt", b"a file, not an index", WriteMode::CreateNew).unwrap();
+        let old = folder(&Root::ProjectSkills("s1".into()), Some("/work/old")).unwrap();
+        let recent = folder(&Root::ProjectSkills("s1".into()), Some("/work/recent")).unwrap();
+        assert!(!load(&host, &old).is_empty() && !load(&host, &recent).is_empty());
+
+        assert!(prune_unused(&host, host.now_ms()).is_empty(), "90 days to the millisecond is not past");
+        host.advance(1);
+        assert_eq!(prune_unused(&host, host.now_ms()), vec![old.clone()]);
+        assert!(host.list_dir(&Root::State, &old).is_err(), "the old folder is gone");
+        assert_eq!(load(&host, &recent).len(), 1, "the recent project index stays");
+        assert_eq!(load(&host, "index/user").len(), 1, "the user index is never pruned");
+        assert!(host.file(&Root::State, "index/project-notes.txt").is_some(), "a file is left alone");
     }
 
     #[test]
