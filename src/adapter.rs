@@ -309,6 +309,36 @@ fn check_findings(findings: Vec<crate::library::check::Finding>) -> Vec<ex::chec
         .collect()
 }
 
+impl ex::catalog::Guest for Component {
+    fn skills(c: types::CallContext, offset: u32, limit: u32) -> Result<ex::catalog::Page, String> {
+        let page = with_plugin(|p| p.catalog_page(&ctx(c), offset as usize, limit as usize))?;
+        Ok(ex::catalog::Page {
+            skills: page.skills.into_iter().map(served_skill).collect(),
+            next_offset: page.next_offset.map(|o| u32::try_from(o).unwrap_or(u32::MAX)),
+        })
+    }
+    fn get(c: types::CallContext, name: String) -> Result<ex::catalog::ServedSkill, String> {
+        with_plugin(|p| p.catalog_get(&ctx(c), &name)).map(served_skill)
+    }
+    fn read(c: types::CallContext, name: String, path: String) -> Result<Vec<u8>, String> {
+        with_plugin(|p| p.catalog_read(&ctx(c), &name, &path))
+    }
+}
+
+fn served_skill(s: crate::library::catalog::ServedSkill) -> ex::catalog::ServedSkill {
+    ex::catalog::ServedSkill {
+        name: s.name,
+        scope: s.scope.to_string(),
+        description: s.description,
+        frontmatter_json: s.frontmatter_json,
+        files: s
+            .files
+            .into_iter()
+            .map(|f| ex::catalog::ServedFile { path: f.path, size: f.size, sha256: f.sha256 })
+            .collect(),
+    }
+}
+
 impl ex::feedback::Guest for Component {
     fn begin(spec_json: String) -> Result<String, String> {
         with_plugin(|p| p.feedback_begin(&spec_json))

@@ -12,7 +12,7 @@ use crate::library::guards::ReadRegistry;
 use crate::library::ledger::{Ledger, Record};
 use crate::library::store::ListCache;
 use crate::library::tool_spec as tools;
-use crate::library::{approval, skill_manage};
+use crate::library::{approval, catalog, skill_manage};
 use crate::schedule::scheduler::Scheduler;
 
 /// Host services a part may wait for (seed 002, "Entry and activation").
@@ -431,6 +431,34 @@ impl<H: Host> Plugin<H> {
 
     fn duplicate_threshold(&self) -> f64 {
         self.config().map_or(Config::default().duplicate_threshold, |c| c.duplicate_threshold)
+    }
+
+    /// One page of the skills an agent may be served (the `catalog` export).
+    pub fn catalog_page(&mut self, ctx: &CallContext, offset: usize, limit: usize) -> Result<catalog::Page, String> {
+        let host = &self.host;
+        let active = self.state.as_mut().ok_or_else(|| not_initialized().to_json())?;
+        active.cache.note_cwd(&ctx.session, &ctx.cwd);
+        let (page, skipped) = catalog::page(host, &ctx.session, &mut active.cache, offset, limit);
+        for skip in skipped {
+            host.log(Level::Info, &format!("not serving skill `{}`: {}", skip.name, crate::visible::visible(&skip.why)));
+        }
+        Ok(page)
+    }
+
+    pub fn catalog_get(&mut self, ctx: &CallContext, name: &str) -> Result<catalog::ServedSkill, String> {
+        self.state.as_ref().ok_or_else(|| not_initialized().to_json())?;
+        catalog::get(&self.host, &ctx.session, name).map_err(|e| e.to_json())
+    }
+
+    /// A served file's bytes; reading a SKILL.md counts as this agent reading the skill, as a
+    /// `view` does (the guard before a patch).
+    pub fn catalog_read(&mut self, ctx: &CallContext, name: &str, path: &str) -> Result<Vec<u8>, String> {
+        let active = self.state.as_mut().ok_or_else(|| not_initialized().to_json())?;
+        let bytes = catalog::read(&self.host, &ctx.session, name, path).map_err(|e| e.to_json())?;
+        if path == "SKILL.md" {
+            active.reads.mark(&ctx.session, &ctx.agent, name);
+        }
+        Ok(bytes)
     }
 
     pub fn guidance(&self) -> Option<String> {

@@ -4,6 +4,7 @@
 pub mod acknowledge;
 pub mod approval;
 pub mod check;
+pub mod catalog;
 pub mod cleanup;
 pub mod curator;
 pub mod dedupe;

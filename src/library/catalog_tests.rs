@@ -1,0 +1,165 @@
+//! What the catalog serves and what it holds back, on the fake host through `Plugin`.
+
+use super::*;
+use crate::api::{CallContext, Origin};
+use crate::fake::FakeHost;
+use crate::host::{Root, WriteMode};
+use crate::plugin::Plugin;
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
+
+fn ctx() -> CallContext {
+    CallContext { session: "s1".into(), agent: "main".into(), origin: Origin::User, depth: 0, cwd: "/work/p".into() }
+}
+
+fn put(host: &FakeHost, root: &Root, path: &str, text: &str) {
+    if let Some((dir, _)) = path.rsplit_once('/') {
+        host.create_dir_all(root, dir).unwrap();
+    }
+    host.write(root, path, text.as_bytes(), WriteMode::CreateNew).unwrap();
+}
+
+fn skill(name: &str, description: &str) -> String {
+    format!("---\nname: {name}\ndescription: {description}\n---\nBody.\n")
+}
+
+fn plugin() -> Plugin<FakeHost> {
+    let host = FakeHost::new(1_767_225_600_000);
+    let project = Root::ProjectSkills("s1".into());
+    host.map_root(project.clone());
+    put(&host, &Root::UserSkills, "alpha/SKILL.md", &skill("alpha", "User alpha."));
+    put(&host, &Root::UserSkills, "alpha/references/api.md", "# API\n");
+    put(&host, &Root::UserSkills, "alpha/.DS_Store", "junk");
+    put(&host, &Root::UserSkills, "alpha/forms.md", "Forms.\n");
+    put(&host, &project, "alpha/SKILL.md", &skill("alpha", "Project alpha wins."));
+    put(&host, &Root::UserSkills, "bravo.md", &skill("bravo", "A flat skill."));
+    put(&host, &Root::UserSkills, "no-desc/SKILL.md", "---\nname: no-desc\n---\nBody.\n");
+    put(&host, &Root::UserSkills, "wrong-folder/SKILL.md", &skill("other-name", "Misplaced."));
+    put(&host, &Root::UserSkills, "broken/SKILL.md", "---\nname: [unclosed\n---\n");
+    put(
+        &host,
+        &Root::UserSkills,
+        "retired/SKILL.md",
+        "---\nname: retired\ndescription: Old.\nmetadata:\n  status: archived\n---\nBody.\n",
+    );
+    put(
+        &host,
+        &Root::UserSkills,
+        "typed/SKILL.md",
+        "---\nname: typed\ndescription: Typed fields.\nversion: 2\nweight: 1.5\nbeta: true\nnothing: ~\nquoted: \"7\"\nlicense: MIT\nallowed-tools: [Read, Bash]\n---\nBody.\n",
+    );
+    put(&host, &Root::UserSkills, "linked/SKILL.md", &skill("linked", "Has a link."));
+    host.add_symlink(&Root::UserSkills, "linked/evil.md");
+    let mut plugin = Plugin::new(host);
+    plugin.init("{}", &["tools".into()]).unwrap();
+    plugin
+}
+
+fn names(page: &Page) -> Vec<&str> {
+    page.skills.iter().map(|s| s.name.as_str()).collect()
+}
+
+#[test]
+fn serves_valid_skills_once_each_with_project_over_user_and_holds_back_the_rest() {
+    let mut plugin = plugin();
+    let page = plugin.catalog_page(&ctx(), 0, 100).unwrap();
+    assert_eq!(names(&page), ["alpha", "bravo", "typed"], "{page:?}");
+    assert_eq!(page.next_offset, None);
+    let alpha = &page.skills[0];
+    assert_eq!((alpha.scope, alpha.description.as_str()), ("project", "Project alpha wins."));
+    assert_eq!(alpha.files.len(), 1, "the project copy has no supporting files: {alpha:?}");
+    for held_back in ["no-desc", "wrong-folder", "broken", "retired", "linked"] {
+        assert!(plugin.host().logged(&format!("not serving skill `{held_back}`")), "{held_back} is logged");
+    }
+}
+
+#[test]
+fn entries_carry_every_file_with_size_and_sha256_and_typed_frontmatter() {
+    let mut plugin = plugin();
+    plugin.host().remove_file(&Root::ProjectSkills("s1".into()), "alpha/SKILL.md").unwrap();
+    let alpha = plugin.catalog_get(&ctx(), "alpha").unwrap();
+    assert_eq!(alpha.scope, "user");
+    let paths: Vec<&str> = alpha.files.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(paths, ["SKILL.md", "forms.md", "references/api.md"], "hidden files are not served");
+    let api = &alpha.files[2];
+    assert_eq!(api.size, 6);
+    assert_eq!(api.sha256, sha256_hex(b"# API\n"));
+    assert_eq!(api.sha256.len(), 64);
+
+    let typed = plugin.catalog_get(&ctx(), "typed").unwrap();
+    assert!(typed.frontmatter_json.starts_with(r#"{"name":"typed","description""#), "source order");
+    let frontmatter: serde_json::Value = serde_json::from_str(&typed.frontmatter_json).unwrap();
+    assert_eq!(
+        frontmatter,
+        serde_json::json!({"name": "typed", "description": "Typed fields.", "version": 2, "weight": 1.5,
+            "beta": true, "nothing": null, "quoted": "7", "license": "MIT", "allowed-tools": ["Read", "Bash"]})
+    );
+    let bravo = plugin.catalog_get(&ctx(), "bravo").unwrap();
+    assert_eq!(bravo.files.len(), 1, "a flat skill is its SKILL.md alone");
+}
+
+#[test]
+fn reads_serve_listed_files_only_and_count_as_the_agent_reading_the_skill() {
+    let mut plugin = plugin();
+    let before = plugin.host().snapshot();
+    let bytes = plugin.catalog_read(&ctx(), "alpha", "SKILL.md").unwrap();
+    assert_eq!(String::from_utf8(bytes).unwrap(), skill("alpha", "Project alpha wins."));
+    let ours = plugin.catalog_read(&ctx(), "bravo", "SKILL.md").unwrap();
+    assert_eq!(ours, skill("bravo", "A flat skill.").into_bytes());
+
+    for (name, path, code) in [
+        ("alpha", "references/api.md", "not-found"), // the user copy's file: shadowed
+        ("alpha", "../bravo.md", "not-found"),
+        ("alpha", ".DS_Store", "not-found"),
+        ("retired", "SKILL.md", "not-served"),
+        ("linked", "SKILL.md", "not-served"),
+        ("nobody", "SKILL.md", "not-found"),
+        ("../etc", "SKILL.md", "invalid-name"),
+    ] {
+        let err = plugin.catalog_read(&ctx(), name, path).unwrap_err();
+        assert!(err.contains(&format!("\"code\":\"{code}\"")), "{name}/{path}: {err}");
+    }
+    assert_eq!(plugin.host().snapshot(), before, "reading changes nothing on disk");
+
+    // The SKILL.md read registers, as a `view` would: another agent creates a skill; this agent
+    // may patch it only after reading it through the catalog.
+    let other = CallContext { agent: "other".into(), ..ctx() };
+    let create = r#"{"action":"create","name":"charlie","description":"Charlie does things. Use when testing.","body":"Step one.\n"}"#;
+    plugin.call_tool(&other, "skill_manage", create).unwrap();
+    let patch = r#"{"action":"patch","name":"charlie","old_string":"Step one.","new_string":"Step two."}"#;
+    let err = plugin.call_tool(&ctx(), "skill_manage", patch).unwrap_err();
+    assert!(err.contains("not-read"), "{err}");
+    plugin.catalog_read(&ctx(), "charlie", "SKILL.md").unwrap();
+    plugin.call_tool(&ctx(), "skill_manage", patch).unwrap();
+}
+
+#[test]
+fn a_page_skips_what_is_not_served_and_says_where_to_go_on() {
+    let mut plugin = plugin();
+    let first = plugin.catalog_page(&ctx(), 0, 3).unwrap();
+    // alpha, bravo, broken: broken is not served, so the page holds two.
+    assert_eq!(names(&first), ["alpha", "bravo"]);
+    assert_eq!(first.next_offset, Some(3));
+    let mut seen: Vec<String> = names(&first).iter().map(|s| s.to_string()).collect();
+    let mut next = first.next_offset;
+    while let Some(offset) = next {
+        let page = plugin.catalog_page(&ctx(), offset, 3).unwrap();
+        seen.extend(names(&page).iter().map(|s| s.to_string()));
+        next = page.next_offset;
+    }
+    assert_eq!(seen, ["alpha", "bravo", "typed"]);
+}
+
+#[test]
+fn plain_scalars_are_typed_as_yaml_core_reads_them() {
+    let plain = |t: &str| to_json(&Value::Str { text: t.into(), plain: true });
+    assert_eq!(plain("12"), serde_json::json!(12));
+    assert_eq!(plain("-3"), serde_json::json!(-3));
+    assert_eq!(plain("1e3"), serde_json::json!(1000.0));
+    assert_eq!(plain(".5"), serde_json::json!(0.5));
+    assert_eq!(plain("False"), serde_json::json!(false));
+    for text in ["1.2.3", "v1", "12abc", "0x1F", ".inf", "1e", "-", "99999999999999999999"] {
+        assert_eq!(plain(text), serde_json::json!(text), "{text} stays a string");
+    }
+    assert_eq!(to_json(&Value::str("true")), serde_json::json!("true"), "quoted stays a string");
+}
