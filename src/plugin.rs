@@ -440,7 +440,10 @@ impl<H: Host> Plugin<H> {
         active.cache.note_cwd(&ctx.session, &ctx.cwd);
         let (page, skipped) = catalog::page(host, &ctx.session, &mut active.cache, offset, limit);
         for skip in skipped {
-            host.log(Level::Info, &format!("not serving skill `{}`: {}", skip.name, crate::visible::visible(&skip.why)));
+            host.log(
+                Level::Info,
+                &format!("not serving skill `{}`: {}", skip.name, crate::visible::visible(&skip.why)),
+            );
         }
         Ok(page)
     }

@@ -7,7 +7,7 @@ use crate::state::HostState;
 wasmtime::component::bindgen!({ world: "plugin", path: "../wit" });
 
 pub use self::self_evolve::plugin::{clock, fs, http, log, subagent, types};
-pub use exports::self_evolve::plugin::{checker, events, lifecycle, review_loop, tools};
+pub use exports::self_evolve::plugin::{catalog, checker, events, lifecycle, review_loop, tools};
 
 pub fn root(root: &fs::Root) -> fscap::RootRef {
     match root {

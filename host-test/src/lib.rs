@@ -36,8 +36,10 @@ macro_rules! say {
 pub mod bindings;
 pub mod caps;
 pub mod cli;
+pub mod component;
 pub mod engine;
 pub mod lines;
+pub mod mcp;
 pub mod plugin;
 pub mod sandbox;
 pub mod state;

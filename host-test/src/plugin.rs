@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use wasmtime::component::Linker;
 
+pub use bindings::catalog::{Page as CatalogPage, ServedFile, ServedSkill};
 pub use bindings::checker::{FileInput, Finding, Severity, SkillInput};
 pub use bindings::events::{ActivationResult, ActivationStatus, ToolEvent, TurnStatus};
 pub use bindings::lifecycle::{ConfigError, InitReport, Part, PartState};
@@ -389,6 +390,42 @@ impl Plugin {
         self.guarded("checker.check-duplicates", |b, s| b.self_evolve_plugin_checker().call_check_duplicates(s))
     }
 
+    /// One page of the skills an agent may be served; `Err` carries the plugin's error JSON.
+    pub fn catalog_skills(
+        &mut self,
+        ctx: &CallContext,
+        offset: u32,
+        limit: u32,
+    ) -> Result<Result<CatalogPage, String>, CallError> {
+        self.note(ctx);
+        self.guarded("catalog.skills", |b, s| b.self_evolve_plugin_catalog().call_skills(s, ctx, offset, limit))
+    }
+
+    pub fn catalog_get(&mut self, ctx: &CallContext, name: &str) -> Result<Result<ServedSkill, String>, CallError> {
+        if name.len() > MAX_CATALOG_NAME {
+            return Ok(Err(too_large_field("name", name.len(), MAX_CATALOG_NAME)));
+        }
+        self.note(ctx);
+        self.guarded("catalog.get", |b, s| b.self_evolve_plugin_catalog().call_get(s, ctx, name))
+    }
+
+    /// A served file's bytes; a SKILL.md read counts as the agent reading the skill.
+    pub fn catalog_read(
+        &mut self,
+        ctx: &CallContext,
+        name: &str,
+        path: &str,
+    ) -> Result<Result<Vec<u8>, String>, CallError> {
+        if name.len() > MAX_CATALOG_NAME {
+            return Ok(Err(too_large_field("name", name.len(), MAX_CATALOG_NAME)));
+        }
+        if path.len() > MAX_CATALOG_PATH {
+            return Ok(Err(too_large_field("path", path.len(), MAX_CATALOG_PATH)));
+        }
+        self.note(ctx);
+        self.guarded("catalog.read", |b, s| b.self_evolve_plugin_catalog().call_read(s, ctx, name, path))
+    }
+
     pub fn guidance(&mut self) -> Result<Option<String>, CallError> {
         self.guarded("guidance.section", |b, s| b.self_evolve_plugin_guidance().call_section(s))
     }
@@ -441,6 +478,22 @@ pub fn too_large_arguments(len: usize) -> String {
         "message": format!("`arguments` is {len} bytes; the limit for it is {MAX_ARGS_BYTES}"),
         "hint": "send a shorter value; put long material in references/ files with write_file",
         "details": {"field": "arguments", "bytes": len, "limit": MAX_ARGS_BYTES},
+    })
+    .to_string()
+}
+
+/// Catalog arguments past these bounds never enter the instance (a skill name is at most 64
+/// bytes, a path the fs capability accepts at most 4096).
+pub const MAX_CATALOG_NAME: usize = 256;
+pub const MAX_CATALOG_PATH: usize = 4096;
+
+/// A `too-large` refusal in the plugin's error shape, for a catalog argument.
+pub fn too_large_field(field: &str, len: usize, limit: usize) -> String {
+    serde_json::json!({
+        "code": "too-large",
+        "message": format!("`{field}` is {len} bytes; the limit for it is {limit}"),
+        "hint": "list the skills for their names and files",
+        "details": {"field": field, "bytes": len, "limit": limit},
     })
     .to_string()
 }

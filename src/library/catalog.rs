@@ -54,7 +54,13 @@ pub struct Skipped {
 }
 
 /// One page of the served skills, in the listing's order (by name).
-pub fn page(host: &impl Host, session: &str, cache: &mut ListCache, offset: usize, limit: usize) -> (Page, Vec<Skipped>) {
+pub fn page(
+    host: &impl Host,
+    session: &str,
+    cache: &mut ListCache,
+    offset: usize,
+    limit: usize,
+) -> (Page, Vec<Skipped>) {
     let store = Store::new(host, session);
     let (listed, total, _) = store.list_page(cache, offset, limit.clamp(1, PAGE_MAX));
     let shown = offset.saturating_add(listed.len());
@@ -105,8 +111,12 @@ pub fn read(host: &impl Host, session: &str, name: &str, path: &str) -> Result<V
 
 fn locate(store: &Store<impl Host>, name: &str) -> Result<Location, ToolError> {
     crate::library::skillfile::check_name(name).map_err(|why| {
-        ToolError::new("invalid-name", format!("`{name}` is not a skill name: {why}"), "list the skills for their names")
-            .with_details(json!({"name": name}))
+        ToolError::new(
+            "invalid-name",
+            format!("`{name}` is not a skill name: {why}"),
+            "list the skills for their names",
+        )
+        .with_details(json!({"name": name}))
     })?;
     store.locate(name)?.ok_or_else(|| {
         ToolError::new("not-found", format!("no skill named `{name}`"), "list the skills for their names")
@@ -124,8 +134,15 @@ fn not_served(name: &str, why: &str) -> ToolError {
 }
 
 /// Rules a served skill must meet; the others (an unknown key, a long description) only warn.
-const BLOCKING: &[&str] =
-    &["name-missing", "name-type", "name-format", "name-folder", "description-missing", "description-type", "description-empty"];
+const BLOCKING: &[&str] = &[
+    "name-missing",
+    "name-type",
+    "name-format",
+    "name-folder",
+    "description-missing",
+    "description-type",
+    "description-empty",
+];
 
 fn serve(store: &Store<impl Host>, location: &Location) -> Result<ServedSkill, String> {
     let name = &location.name;
@@ -176,7 +193,9 @@ pub fn to_json(value: &Value) -> serde_json::Value {
         Value::Str { text, plain: false } => serde_json::Value::String(text.clone()),
         Value::Str { text, plain: true } => plain_scalar(text),
         Value::Seq(items) => serde_json::Value::Array(items.iter().map(to_json).collect()),
-        Value::Map(entries) => serde_json::Value::Object(entries.iter().map(|(k, v)| (k.clone(), to_json(v))).collect()),
+        Value::Map(entries) => {
+            serde_json::Value::Object(entries.iter().map(|(k, v)| (k.clone(), to_json(v))).collect())
+        }
     }
 }
 

@@ -3,8 +3,8 @@
 
 pub mod acknowledge;
 pub mod approval;
-pub mod check;
 pub mod catalog;
+pub mod check;
 pub mod cleanup;
 pub mod curator;
 pub mod dedupe;

@@ -24,6 +24,24 @@ pub fn replay_project(home: &Path) -> PathBuf {
     home.join("project/.dsh/skills")
 }
 
+/// The operator's config: `<home>/config.json`, the JSON object the plugin's `init` takes (see
+/// `self-evolve config --defaults`), or `{}` when there is none. It lives beside the roots, not
+/// in one: the plugin cannot write it, so an agent cannot loosen its own policy.
+pub fn operator_config(home: &Path) -> anyhow::Result<String> {
+    use anyhow::Context;
+    let path = home.join("config.json");
+    let text = match std::fs::read(&path) {
+        Ok(bytes) if bytes.len() > 1 << 20 => anyhow::bail!("{} is over 1 MiB; it is a config file", path.display()),
+        Ok(bytes) => String::from_utf8(bytes).with_context(|| format!("{} is not UTF-8", path.display()))?,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok("{}".to_string()),
+        Err(err) => return Err(err).with_context(|| format!("reading {}", path.display())),
+    };
+    let value: serde_json::Value =
+        serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))?;
+    anyhow::ensure!(value.is_object(), "{} must hold a JSON object", path.display());
+    Ok(text)
+}
+
 /// Roots for operator commands: projects discovered from the current directory.
 pub fn fs_config(home: &Path) -> FsConfig {
     let projects = ProjectRoots {

@@ -2,17 +2,17 @@
 //! the size and cache state, and with `--init` the activation report under the default config.
 
 use crate::{HostConfig, Plugin};
-use anyhow::{Context, Result, bail};
-use std::path::{Path, PathBuf};
+use anyhow::{Result, bail};
+use std::path::Path;
 use std::process::ExitCode;
 
-pub(super) fn run(wasm: &PathBuf, init: bool, home: &Path) -> Result<ExitCode> {
-    let bytes = std::fs::read(wasm).with_context(|| format!("reading {} (run ./build.sh first)", wasm.display()))?;
+pub(super) fn run(wasm: &crate::component::Source, init: bool, home: &Path) -> Result<ExitCode> {
+    let bytes = wasm.bytes()?;
     let engine = crate::engine::engine()?;
     let (component, cache) =
         crate::engine::load_component(engine, &bytes, crate::engine::default_cache_dir().as_deref())?;
     let ty = component.component_type();
-    crate::say!("component  {}", wasm.display());
+    crate::say!("component  {}", crate::text::visible(&wasm.describe()));
     crate::say!("size       {} bytes ({:.1} KiB)", bytes.len(), bytes.len() as f64 / 1024.0);
     crate::say!("cache      {cache:?}");
     crate::say!("imports (the capabilities it asks for):");

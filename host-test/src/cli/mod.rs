@@ -17,9 +17,10 @@ use std::process::ExitCode;
 #[derive(Parser)]
 #[command(name = "self-evolve", version, about = "Operate the self-evolve skill-library plugin")]
 struct Cli {
-    /// The component to load.
-    #[arg(long, global = true, default_value = "dist/self-evolve.wasm", env = "SELF_EVOLVE_WASM")]
-    wasm: PathBuf,
+    /// The component to load (default: the one embedded in this binary at build time, else
+    /// dist/self-evolve.wasm in the current folder).
+    #[arg(long, global = true, env = "SELF_EVOLVE_WASM")]
+    wasm: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -86,6 +87,21 @@ enum Command {
         #[arg(long)]
         start: Option<String>,
     },
+    /// Serve the skill library as an MCP server over stdio: the `skill_manage` tool (every write
+    /// guarded) and the skills through the MCP Skills Extension. Add it to an agent as a command.
+    Mcp {
+        /// The home holding skills/, self-evolve/ and the operator's config.json
+        /// (default $SELF_EVOLVE_HOME or ~/.dsh).
+        #[arg(long)]
+        home: Option<PathBuf>,
+        /// The project whose .dsh/skills is the project scope (default: the nearest folder
+        /// holding .git or .dsh above the working directory).
+        #[arg(long)]
+        project: Option<PathBuf>,
+        /// The session id the plugin sees (default: one per server process).
+        #[arg(long)]
+        session: Option<String>,
+    },
     /// Print configuration.
     Config {
         /// Print the full configuration with every default, as the plugin resolves it.
@@ -115,13 +131,19 @@ pub fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> Result<ExitCode> {
+    let wasm = crate::component::Source::choose(cli.wasm);
     match cli.command {
-        Command::Inspect { init, home } => inspect::run(&cli.wasm, init, &home.unwrap_or_else(home::default_home)),
+        Command::Inspect { init, home } => inspect::run(&wasm, init, &home.unwrap_or_else(home::default_home)),
+        Command::Mcp { home, project, session } => {
+            let home = home.unwrap_or_else(home::default_home);
+            crate::mcp::run(crate::mcp::Options { home, project, session, wasm })?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Config { defaults } => {
             if !defaults {
                 bail!("say what to print: `self-evolve config --defaults`");
             }
-            let mut plugin = Plugin::load(&cli.wasm, HostConfig::default())?;
+            let mut plugin = Plugin::from_bytes(&wasm.bytes()?, HostConfig::default())?;
             let report = plugin.init("{}", &[])?.map_err(|e| anyhow::anyhow!("{}: {}", e.key, e.message))?;
             let value: serde_json::Value =
                 serde_json::from_str(&report.config_json).context("the plugin's config report")?;
@@ -133,17 +155,18 @@ fn run(cli: Cli) -> Result<ExitCode> {
             // large library may take longer than the 2 s an agent's call gets, and its memory
             // grows by tens of bytes per skill (the batches themselves stay bounded).
             let limits = crate::Limits { call_deadline: std::time::Duration::from_secs(120), memory_bytes: 256 << 20 };
-            let mut plugin = Plugin::load(&cli.wasm, HostConfig { limits, ..HostConfig::default() })?;
+            let mut plugin = Plugin::from_bytes(&wasm.bytes()?, HostConfig { limits, ..HostConfig::default() })?;
             let failed = check::run(&mut plugin, &dirs, json)?;
             Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
         }
         Command::Skills { home, args } => {
             let home = home.unwrap_or_else(home::default_home);
             let config = HostConfig { fs: home::fs_config(&home), ..HostConfig::default() };
-            let mut plugin = Plugin::load(&cli.wasm, config)?;
+            let mut plugin = Plugin::from_bytes(&wasm.bytes()?, config)?;
             // The CLI runs no agents: `review now` says so instead of starting a child nobody runs.
             let services: Vec<String> = vec!["commands".to_string()];
-            plugin.init("{}", &services)?.map_err(|e| anyhow::anyhow!("{}: {}", e.key, e.message))?;
+            let config_json = home::operator_config(&home)?;
+            plugin.init(&config_json, &services)?.map_err(|e| anyhow::anyhow!("{}: {}", e.key, e.message))?;
             let ctx = crate::user_context("cli");
             // The plugin already shows hidden characters in text answers; the host does too, in
             // case a plugin does not. A `--json` answer is for programs and stays exact.
@@ -203,7 +226,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 start_ms,
                 home: home.clone(),
                 json,
-                wasm: cli.wasm.clone(),
+                wasm: wasm.clone(),
                 gate: gate.map(|g| (g, gate_key_env)),
             };
             let stdout = std::io::stdout();

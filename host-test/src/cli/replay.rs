@@ -310,7 +310,7 @@ pub struct Options {
     pub start_ms: u64,
     pub home: PathBuf,
     pub json: bool,
-    pub wasm: PathBuf,
+    pub wasm: crate::component::Source,
     /// The `gate` endpoint's URL and the variable holding its credential, if any.
     pub gate: Option<(String, Option<String>)>,
 }
@@ -350,7 +350,7 @@ pub fn replay(events: &[Event], options: &Options, out: &mut impl Write) -> Resu
         log: LogSink { stderr_level: Some(Level::Warn), capture: None },
         ..HostConfig::default()
     };
-    let mut plugin = Plugin::load(&options.wasm, config)?;
+    let mut plugin = Plugin::from_bytes(&options.wasm.bytes()?, config)?;
     let config_json = match events.first() {
         Some(Event::Config { config, .. }) => config.to_string(),
         _ => "{}".to_string(),

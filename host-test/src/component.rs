@@ -1,0 +1,54 @@
+//! Which component the CLI runs: `--wasm PATH` (or `SELF_EVOLVE_WASM`) when given, else the one
+//! embedded at build time (`build.rs` copies `dist/self-evolve.wasm`), else
+//! `dist/self-evolve.wasm` in the current folder (a checkout whose host was built first).
+
+use anyhow::{Context, Result, bail};
+use std::path::{Path, PathBuf};
+
+/// The component embedded at build time; empty when the host was built without one.
+pub static EMBEDDED: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/embedded.wasm"));
+
+const CHECKOUT_PATH: &str = "dist/self-evolve.wasm";
+
+#[derive(Debug, Clone)]
+pub enum Source {
+    File(PathBuf),
+    Embedded,
+}
+
+impl Source {
+    /// `--wasm`, else the embedded component, else the checkout's.
+    pub fn choose(wasm: Option<PathBuf>) -> Source {
+        match wasm {
+            Some(path) => Source::File(path),
+            None if !EMBEDDED.is_empty() => Source::Embedded,
+            None => Source::File(PathBuf::from(CHECKOUT_PATH)),
+        }
+    }
+
+    pub fn bytes(&self) -> Result<std::borrow::Cow<'static, [u8]>> {
+        match self {
+            Source::Embedded => Ok(std::borrow::Cow::Borrowed(EMBEDDED)),
+            Source::File(path) => read(path).map(std::borrow::Cow::Owned),
+        }
+    }
+
+    /// For `inspect` and error messages.
+    pub fn describe(&self) -> String {
+        match self {
+            Source::Embedded => format!("embedded in this binary ({} bytes)", EMBEDDED.len()),
+            Source::File(path) => path.display().to_string(),
+        }
+    }
+}
+
+fn read(path: &Path) -> Result<Vec<u8>> {
+    match std::fs::read(path) {
+        Ok(bytes) => Ok(bytes),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound && path == Path::new(CHECKOUT_PATH) => bail!(
+            "no component: this self-evolve was built without one embedded and there is no {CHECKOUT_PATH} here; \
+             run ./build.sh in the repository and install again, or pass --wasm PATH"
+        ),
+        Err(err) => Err(err).with_context(|| format!("reading {} (run ./build.sh to produce it)", path.display())),
+    }
+}

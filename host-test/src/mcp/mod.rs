@@ -1,0 +1,110 @@
+//! `self-evolve mcp`: the governed skill library as an MCP server over stdio, for any agent that
+//! loads MCP servers by a command line. One process serves one client: it loads the component,
+//! inits it with the operator's config (`<home>/config.json`), and answers from it; the plugin
+//! runs on its own thread (`worker`), the protocol on a one-thread tokio runtime (`server`).
+//! Many such processes may share one home: the plugin's writes are safe against each other.
+//! Stdout carries the protocol only; everything else goes to stderr.
+
+pub mod server;
+pub mod uris;
+pub mod worker;
+
+use crate::caps::fs::{FsConfig, ProjectRoots};
+use crate::cli::home;
+use crate::plugin::{CallContext, Origin};
+use crate::{HostConfig, Plugin};
+use anyhow::{Context, Result, anyhow};
+use rmcp::ServiceExt;
+use rmcp::model::{JsonObject, Tool};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub struct Options {
+    pub home: PathBuf,
+    /// The project whose `.dsh/skills` is the project scope; default: the nearest folder holding
+    /// `.git` or `.dsh` above the working directory.
+    pub project: Option<PathBuf>,
+    /// The plugin's session id for every call; default `mcp-<pid>-<start ms>` (one stdio
+    /// connection per process).
+    pub session: Option<String>,
+    pub wasm: crate::component::Source,
+}
+
+/// How often the server gives the plugin its tick (debris cleanup, the curator's daily pass).
+const TICK: Duration = Duration::from_secs(60);
+
+/// Roots of an MCP session: the home's user and state roots, and the project's skills folder,
+/// confined to the project as every host does ("Hardening I").
+pub fn fs_config(home: &std::path::Path, project: Option<&std::path::Path>, session: &str) -> FsConfig {
+    let projects = match project {
+        Some(project) => ProjectRoots {
+            sessions: BTreeMap::from([(session.to_string(), project.join(".dsh/skills"))]),
+            discover: false,
+            ..ProjectRoots::default()
+        },
+        None => ProjectRoots::default(),
+    };
+    FsConfig {
+        user_skills: Some(home::user_skills(home)),
+        state: Some(home::state(home)),
+        projects,
+        ..FsConfig::default()
+    }
+}
+
+/// Serves until the client closes stdin.
+pub fn run(options: Options) -> Result<()> {
+    let started = crate::Clock::now_ms(&crate::SystemClock);
+    let cwd = match &options.project {
+        Some(project) => crate::caps::fs::roots::real_path(project),
+        None => std::env::current_dir().context("the working directory")?,
+    };
+    let session = options.session.clone().unwrap_or_else(|| format!("mcp-{}-{started}", std::process::id()));
+    let config_json = home::operator_config(&options.home)?;
+    let bytes = options.wasm.bytes()?.into_owned();
+    let fs = fs_config(&options.home, options.project.as_deref().map(|_| cwd.as_path()), &session);
+    let worker = worker::Worker::start(move || {
+        let mut plugin = Plugin::from_bytes(&bytes, HostConfig { fs, ..HostConfig::default() })?;
+        plugin
+            .init(&config_json, &["tools".to_string()])?
+            .map_err(|e| anyhow!("the operator's config, key `{}`: {}", e.key, e.message))?;
+        Ok(plugin)
+    })?;
+    let specs = worker.call_blocking(|p| p.tools_list())??;
+    let spec = specs
+        .into_iter()
+        .find(|t| t.name == "skill_manage")
+        .ok_or_else(|| anyhow!("the component offers no `skill_manage` tool"))?;
+    let schema: JsonObject =
+        serde_json::from_str(&spec.parameters_schema).context("the plugin's schema for skill_manage")?;
+    let tool = Tool::new(spec.name, spec.description, Arc::new(schema));
+    let ctx = CallContext {
+        session,
+        agent: "main".to_string(),
+        origin: Origin::User,
+        depth: 0,
+        cwd: cwd.to_string_lossy().into_owned(),
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    runtime.block_on(async move {
+        let ticker = worker.clone();
+        tokio::spawn(async move {
+            let mut interval = tokio::time::interval(TICK);
+            interval.tick().await; // the first tick is immediate; init already cleaned up
+            loop {
+                interval.tick().await;
+                if ticker.call(|p| p.tick()).await.is_err() {
+                    return;
+                }
+            }
+        });
+        let service = server::Server::new(worker, ctx, tool)
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|e| anyhow!("MCP initialisation failed: {e}"))?;
+        service.waiting().await.map_err(|e| anyhow!("the MCP session ended with an error: {e}"))?;
+        Ok(())
+    })
+}
