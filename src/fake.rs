@@ -30,7 +30,7 @@ pub struct FakeHost {
     pub fail_rename_at: Cell<Option<u64>>,
     writes: Cell<u64>,
     renames: Cell<u64>,
-    /// Per root, bumped by every change of a top-level entry: the root's "mtime".
+    /// Per root, the time (ms) of the last change of a top-level entry: the root's mtime.
     generations: RefCell<BTreeMap<Root, u64>>,
 }
 
@@ -111,8 +111,10 @@ impl FakeHost {
 
     fn touch(&self, root: &Root, path: &str) {
         // A change inside a folder does not change the root's listing, as on a real filesystem.
+        // The root's mtime is the clock's time, in ms: two changes in one ms leave it as it was,
+        // as a real filesystem's coarse timestamps do (the listing must cope with that).
         if !path.contains('/') || self.created_top_level(root, path) {
-            *self.generations.borrow_mut().entry(root.clone()).or_default() += 1;
+            self.generations.borrow_mut().insert(root.clone(), self.now.get());
         }
     }
 

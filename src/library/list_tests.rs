@@ -26,6 +26,8 @@ fn setup(n: usize) -> Plugin<FakeHost> {
         )
         .unwrap();
     }
+    // Past the racy window: the roots' mtimes are trusted, so warm listings come from memory.
+    host.advance(crate::library::listing::RACY_MS);
     let mut plugin = Plugin::new(host);
     plugin.init("{}", &["tools".into()]).unwrap();
     plugin
@@ -133,4 +135,32 @@ fn a_warm_page_sees_a_skill_md_appearing_in_a_folder_that_was_not_a_skill() {
     let page = list(&mut plugin, "");
     assert_eq!(page["total"], 6, "{page}");
     assert!(names(&page).contains(&"later".to_string()));
+}
+
+#[test]
+fn a_skill_another_process_adds_in_the_same_clock_tick_is_never_missed() {
+    let mut plugin = setup(3);
+    assert_eq!(list(&mut plugin, "")["total"], 3);
+    // Another process adds a skill: the root's mtime moves, this listing rescans.
+    plugin.host().advance(5_000);
+    let other = |plugin: &Plugin<FakeHost>, name: &str| {
+        plugin.host().write(
+            &Root::UserSkills,
+            &format!("{name}/SKILL.md"),
+            &skill(name, "Theirs."),
+            WriteMode::CreateNew,
+        )
+    };
+    other(&plugin, "from-b").unwrap();
+    assert_eq!(list(&mut plugin, "")["total"], 4);
+    // A third skill lands in the same millisecond: the root's mtime does not move at all, so a
+    // listing trusting it would miss the skill for good.
+    other(&plugin, "from-c").unwrap();
+    let page = list(&mut plugin, "");
+    assert_eq!(page["total"], 5, "{page}");
+    assert!(names(&page).contains(&"from-c".to_string()));
+    // Once the mtime is old enough it is trusted again, and nothing is lost.
+    plugin.host().advance(crate::library::listing::RACY_MS);
+    assert_eq!(list(&mut plugin, "")["total"], 5);
+    assert_eq!(list(&mut plugin, "")["total"], 5);
 }

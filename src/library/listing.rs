@@ -57,6 +57,17 @@ impl Scan {
 /// A candidate (by index into its scan) that is a skill, with its summary.
 type Present = (usize, Rc<Summary>);
 
+/// A folder's mtime this close to now (or ahead of it) may not yet reflect every change made
+/// within the same clock tick: filesystems stamp times from a coarse clock (a jiffy, up to 10 ms
+/// on Linux; seconds on some network filesystems), and we keep milliseconds. Another process
+/// may add a skill in the same tick as the stat that cached a root. A root is trusted by its
+/// mtime only once the mtime is this old ("racy" entries, as git calls them, are rescanned).
+pub const RACY_MS: u64 = 1000;
+
+/// The duplicate index is rebuilt at least this often, so skills that other processes created
+/// while this one kept its index current with its own creates are not missed for long.
+pub const KNOWN_MAX_AGE_MS: u64 = 30_000;
+
 /// (size, mtime in ms, summary) of one SKILL.md.
 type CachedSummary = (u64, u64, Rc<Summary>);
 
@@ -68,8 +79,10 @@ pub struct ListCache {
     /// Per root: its mtime when last scanned and the candidate locations found. A root whose
     /// mtime is unchanged has the same entries (skills added, removed or renamed change it).
     scans: HashMap<Root, (u64, Rc<Scan>)>,
-    /// The duplicate index and the roots' mtimes it was built at.
-    known: Option<(Vec<(Root, u64)>, Index)>,
+    /// The duplicate index, the roots' mtimes it was built at, and when it was built (it is kept
+    /// current by this process's own creates; what other processes create reaches it when a
+    /// root changes otherwise, or when it is [`KNOWN_MAX_AGE_MS`] old).
+    known: Option<(Vec<(Root, u64)>, Index, u64)>,
     /// Roots whose persisted index was read into `entries` (see `list_index`).
     loaded: std::collections::HashSet<Root>,
     /// Per root: persisted shards whose entries changed since they were read or written.
@@ -174,12 +187,29 @@ impl<H: Host> Store<'_, H> {
             return Rc::clone(locations);
         }
         let scan = Rc::new(Scan::new(self.scan_root(scope, root, warnings)));
-        scans.insert(root.clone(), (mtime, Rc::clone(&scan)));
+        if self.settled(mtime) {
+            scans.insert(root.clone(), (mtime, Rc::clone(&scan)));
+        } else {
+            scans.remove(root);
+        }
         scan
     }
 
-    /// The roots' mtimes: the key under which listings and the duplicate index stay valid.
+    /// Whether an mtime is old enough to stand for everything done in its tick ([`RACY_MS`]).
+    fn settled(&self, mtime: u64) -> bool {
+        self.host.now_ms().checked_sub(mtime).is_some_and(|age| age >= RACY_MS)
+    }
+
+    /// The roots' mtimes: the key under which a merged listing stays valid. A root that cannot
+    /// be stat'ed, or changed too recently to be trusted, is `u64::MAX` (never valid).
     fn roots_key(&self) -> Vec<(Root, u64)> {
+        self.roots_mtimes()
+            .into_iter()
+            .map(|(root, mtime)| if self.settled(mtime) { (root, mtime) } else { (root, u64::MAX) })
+            .collect()
+    }
+
+    fn roots_mtimes(&self) -> Vec<(Root, u64)> {
         self.roots()
             .into_iter()
             .map(|(_, root)| {
@@ -200,8 +230,13 @@ impl<H: Host> Store<'_, H> {
         limit: usize,
         floor: f64,
     ) -> (Vec<crate::library::dedupe::Match>, bool) {
-        let key = self.roots_key();
-        let fresh = cache.known.as_ref().is_some_and(|(k, _)| *k == key && !key.iter().any(|(_, m)| *m == u64::MAX));
+        // Keyed by the roots' raw mtimes: this process's creates keep the index current
+        // (`note_created`) without a rebuild, which a racy key would force after every one.
+        let key = self.roots_mtimes();
+        let now = self.host.now_ms();
+        let fresh = cache.known.as_ref().is_some_and(|(k, _, built)| {
+            *k == key && !key.iter().any(|(_, m)| *m == u64::MAX) && now.saturating_sub(*built) < KNOWN_MAX_AGE_MS
+        });
         if !fresh {
             let listed = self.list_known(cache);
             let vocabulary = &mut cache.vocabulary;
@@ -210,31 +245,23 @@ impl<H: Host> Store<'_, H> {
                 .map(|l| (l.location.name.as_str(), l.summary.terms(vocabulary, &l.location.name)))
                 .collect();
             let index = Index::from_terms(&cache.vocabulary, &entries);
-            cache.known = Some((key, index));
+            cache.known = Some((key, index, now));
         }
         match &cache.known {
-            Some((_, index)) => {
+            Some((_, index, _)) => {
                 (index.closest(&cache.vocabulary, name, description, limit, floor), index.contains(name))
             }
             None => (Vec::new(), false),
         }
     }
 
-    /// After this plugin created `location` itself: keep the scan and the index current
-    /// instead of rebuilding them.
+    /// After this plugin created `location` itself: keep the duplicate index current instead of
+    /// rebuilding it. The root's scan is left alone: the root changed, and only a rescan can
+    /// tell whether another process changed it too.
     pub fn note_created(&self, cache: &mut ListCache, location: &Location, description: &str) {
-        let key_before = cache.known.as_ref().map(|(k, _)| k.clone());
-        let new_key = self.roots_key();
-        if let Some((mtime, scan)) = cache.scans.get_mut(&location.root) {
-            let updated = Rc::make_mut(scan);
-            updated.locations.push(location.clone());
-            updated.paths.push(location.path());
-            if let Some((_, m)) = new_key.iter().find(|(r, _)| *r == location.root) {
-                *mtime = *m;
-            }
-        }
+        let new_key = self.roots_mtimes();
         let terms = Terms::of(&mut cache.vocabulary, &location.name, description);
-        if let (Some(_), Some((key, index))) = (key_before, cache.known.as_mut()) {
+        if let Some((key, index, _)) = cache.known.as_mut() {
             index.push(&cache.vocabulary, &location.name, &terms);
             *key = new_key;
         }
