@@ -95,7 +95,7 @@ fn main() -> anyhow::Result<()> {
             start_ms: replay::EPOCH_MS,
             home: replay_home.path().to_path_buf(),
             json,
-            wasm: wasm(),
+            wasm: self_evolve_host::component::Source::File(wasm()),
             gate: None,
         };
         let t = Instant::now();

@@ -68,6 +68,9 @@ pub const RACY_MS: u64 = 1000;
 /// while this one kept its index current with its own creates are not missed for long.
 pub const KNOWN_MAX_AGE_MS: u64 = 30_000;
 
+/// The duplicate index: the roots' mtimes it stands for, the index, and when it was built (ms).
+type Known = (Vec<(Root, u64)>, Index, u64);
+
 /// (size, mtime in ms, summary) of one SKILL.md.
 type CachedSummary = (u64, u64, Rc<Summary>);
 
@@ -82,7 +85,7 @@ pub struct ListCache {
     /// The duplicate index, the roots' mtimes it was built at, and when it was built (it is kept
     /// current by this process's own creates; what other processes create reaches it when a
     /// root changes otherwise, or when it is [`KNOWN_MAX_AGE_MS`] old).
-    known: Option<(Vec<(Root, u64)>, Index, u64)>,
+    known: Option<Known>,
     /// Roots whose persisted index was read into `entries` (see `list_index`).
     loaded: std::collections::HashSet<Root>,
     /// Per root: persisted shards whose entries changed since they were read or written.

@@ -136,6 +136,23 @@ export class Plugin {
     return result(() => this.call('command.run', (x) => x.command.run(ctx, args)));
   }
   guidance() { return this.call('guidance.section', (x) => x.guidance.section()); }
+  // The skills an agent may be served (the `catalog` export; what `self-evolve mcp` serves).
+  // Names and paths past their bounds never enter the instance.
+  catalogSkills(ctx, offset, limit) {
+    return result(() => this.call('catalog.skills', (x) => x.catalog.skills(ctx, offset, limit)));
+  }
+  catalogGet(ctx, name) {
+    const bytes = Buffer.byteLength(name);
+    if (bytes > MAX_CATALOG_NAME) return { ok: false, error: tooLargeField('name', bytes, MAX_CATALOG_NAME) };
+    return result(() => this.call('catalog.get', (x) => x.catalog.get(ctx, name)));
+  }
+  catalogRead(ctx, name, path) {
+    const nameBytes = Buffer.byteLength(name);
+    if (nameBytes > MAX_CATALOG_NAME) return { ok: false, error: tooLargeField('name', nameBytes, MAX_CATALOG_NAME) };
+    const pathBytes = Buffer.byteLength(path);
+    if (pathBytes > MAX_CATALOG_PATH) return { ok: false, error: tooLargeField('path', pathBytes, MAX_CATALOG_PATH) };
+    return result(() => this.call('catalog.read', (x) => x.catalog.read(ctx, name, path)));
+  }
   // The review loop (seed 003). `request` is the WIT record in jco's shape (camelCase fields,
   // `independence` a `{tag, val}` variant, u64 as BigInt); decisions are JSON lines.
   reviewLoopBegin(ctx, request) { return result(() => this.call('review-loop.begin', (x) => x.reviewLoop.begin(ctx, request))); }
@@ -202,6 +219,20 @@ export function tooLargeArguments(bytes) {
     details: { bytes, field: 'arguments', limit: MAX_ARGS_BYTES },
     hint: 'send a shorter value; put long material in references/ files with write_file',
     message: `\`arguments\` is ${bytes} bytes; the limit for it is ${MAX_ARGS_BYTES}`,
+  });
+}
+
+/** Catalog arguments past these bounds are refused by the host (as the Rust host does). */
+export const MAX_CATALOG_NAME = 256;
+export const MAX_CATALOG_PATH = 4096;
+
+/** A `too-large` refusal in the plugin's error shape, byte for byte as the Rust host writes it. */
+export function tooLargeField(field, bytes, limit) {
+  return JSON.stringify({
+    code: 'too-large',
+    details: { bytes, field, limit },
+    hint: 'list the skills for their names and files',
+    message: `\`${field}\` is ${bytes} bytes; the limit for it is ${limit}`,
   });
 }
 
