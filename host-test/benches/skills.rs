@@ -146,6 +146,9 @@ fn main() -> anyhow::Result<()> {
     let first = call(&mut plugin, json!({"action": "list"})).map_err(|e| anyhow::anyhow!(e))?;
     let count = serde_json::from_str::<serde_json::Value>(&first)?["skills"].as_array().map_or(0, Vec::len);
     println!("{:<52} {:>19?}  ({count} skills)", "list, first (parses every SKILL.md)", start.elapsed());
+    // Folders changed within the last second are rescanned by every listing (their mtimes are
+    // not trusted yet, see listing::RACY_MS); the library was just written, so wait that out.
+    std::thread::sleep(Duration::from_millis(1100));
     let list_component = report(
         "list, warm",
         (0..20)
@@ -224,6 +227,8 @@ fn main() -> anyhow::Result<()> {
         )
         .unwrap();
     }
+    // Past the racy window (listing::RACY_MS), as the real-fs runs wait it out.
+    fake.advance(1_100);
     let mut native = self_evolve::Plugin::new(fake);
     native.init("{}", &["tools".into()]).map_err(|e| anyhow::anyhow!(e.message))?;
     let nctx = self_evolve::api::CallContext {
@@ -287,6 +292,7 @@ fn main() -> anyhow::Result<()> {
     let mut native_real = self_evolve::Plugin::new(real);
     native_real.init("{}", &["tools".into()]).map_err(|e| anyhow::anyhow!(e.message))?;
     native_real.call_tool(&nctx, "skill_manage", r#"{"action":"list"}"#).unwrap();
+    std::thread::sleep(Duration::from_millis(1100));
     println!("\nthe same code natively on the real fs (the host's fs capability, no component):");
     let list_real = report(
         "list, warm",

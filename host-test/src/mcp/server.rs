@@ -252,7 +252,7 @@ impl ServerHandler for Server {
         if request.as_ref().and_then(|r| r.cursor.as_ref()).is_none() {
             resources.push(
                 Resource::new(uris::INDEX, "index.json")
-                    .with_description("Every skill this server serves: name, description, SKILL.md URI")
+                    .with_description("Every served skill with its frontmatter and files (the SEP-2640 drafts' index; skills/list is the current way)")
                     .with_mime_type("application/json"),
             );
         }
