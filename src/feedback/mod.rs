@@ -112,8 +112,12 @@ impl Run {
                     ));
                 };
                 if !self.spec.may_send_back(stage, &target) {
-                    let why =
-                        if self.spec.mode == "dag" { "one of its dependencies" } else { "declared in its sendsBackTo" };
+                    let listed = self.spec.stage(stage).is_some_and(|s| !s.sends_back_to.is_empty());
+                    let why = match (self.spec.mode == "dag", listed) {
+                        (true, true) => "among the steps its acceptsKickbackTo lists",
+                        (true, false) => "one of its dependencies",
+                        (false, _) => "declared in its sendsBackTo",
+                    };
                     let reason = format!("`{stage}` may not send work back to `{target}`: `{target}` is not {why}");
                     return Ok(self.fail(stage, reason, &findings));
                 }

@@ -28,8 +28,10 @@ pub struct Stage {
     /// dag mode: the stages this one depends on (its possible send-back targets).
     #[serde(default)]
     pub depends_on: Vec<String>,
-    /// workflow mode: the stages this one may send work back to.
-    #[serde(default)]
+    /// The stages this one may send work back to: declared in workflow mode; in dag mode, when
+    /// given, it narrows the dependencies to the ones listed (seed 001 calls it
+    /// `acceptsKickbackTo`, which is read too).
+    #[serde(default, alias = "acceptsKickbackTo")]
     pub sends_back_to: Vec<String>,
     #[serde(default)]
     pub check: Option<Check>,
@@ -120,6 +122,15 @@ impl Spec {
                     return Err(format!("stage `{}` names `{name}`, which is not a stage", stage.name));
                 }
             }
+            if self.mode == "dag"
+                && let Some(name) =
+                    stage.sends_back_to.iter().find(|n| **n != stage.name && !self.depends_on(&stage.name, n))
+            {
+                return Err(format!(
+                    "stage `{}` lists `{name}` in acceptsKickbackTo, but does not depend on it (a dag step sends work back only to steps it depends on)",
+                    stage.name
+                ));
+            }
             if let Some(Check::Panel { reviewers, pass, .. }) = &stage.check
                 && (*pass == 0 || *pass as usize > reviewers.len())
             {
@@ -191,21 +202,31 @@ impl Spec {
             return true;
         }
         if self.mode == "dag" {
-            let mut stack: Vec<&str> = stage.depends_on.iter().map(String::as_str).collect();
-            let mut seen = std::collections::BTreeSet::new();
-            while let Some(next) = stack.pop() {
-                if next == to {
-                    return true;
-                }
-                if seen.insert(next)
-                    && let Some(s) = self.stage(next)
-                {
-                    stack.extend(s.depends_on.iter().map(String::as_str));
-                }
+            // A declared list is the whole permission; without one, any dependency.
+            if !stage.sends_back_to.is_empty() {
+                return stage.sends_back_to.iter().any(|t| t == to);
             }
-            return false;
+            return self.depends_on(from, to);
         }
         stage.sends_back_to.iter().any(|t| t == to) || stage.target.as_deref() == Some(to)
+    }
+
+    /// Whether `from` depends on `to`, directly or through other stages (dag mode).
+    fn depends_on(&self, from: &str, to: &str) -> bool {
+        let Some(stage) = self.stage(from) else { return false };
+        let mut stack: Vec<&str> = stage.depends_on.iter().map(String::as_str).collect();
+        let mut seen = std::collections::BTreeSet::new();
+        while let Some(next) = stack.pop() {
+            if next == to {
+                return true;
+            }
+            if seen.insert(next)
+                && let Some(s) = self.stage(next)
+            {
+                stack.extend(s.depends_on.iter().map(String::as_str));
+            }
+        }
+        false
     }
 
     pub fn names(&self) -> BTreeMap<&str, usize> {

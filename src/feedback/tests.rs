@@ -237,6 +237,31 @@ fn a_send_back_to_an_undeclared_target_fails_naming_both() {
 }
 
 #[test]
+fn a_dag_step_sends_back_only_to_the_targets_it_lists() {
+    // Seed 001: the step that sends work back lists its targets in `acceptsKickbackTo`; a
+    // send-back to a step it does not list fails the sender, naming both.
+    for field in ["acceptsKickbackTo", "sendsBackTo"] {
+        let spec = |field: &str| {
+            json!({"mode": "dag", "maxKickbacks": 5, "stages": [
+                {"name": "plan"},
+                {"name": "implement", "dependsOn": ["plan"]},
+                {"name": "review", "dependsOn": ["implement"], "check": {"kind": "reviewer"}, "target": "implement", field: ["implement"]}
+            ]})
+        };
+        let mut r = run(spec(field));
+        let d = say(&mut r, json!({"event": "check", "stage": "review", "pass": false, "target": "plan"}));
+        assert_eq!(d["action"], "fail", "{field}: plan is a dependency, but not listed: {d}");
+        assert_eq!(
+            d["reason"],
+            "`review` may not send work back to `plan`: `plan` is not among the steps its acceptsKickbackTo lists"
+        );
+        let mut r = run(spec(field));
+        let d = say(&mut r, json!({"event": "check", "stage": "review", "pass": false, "target": "implement"}));
+        assert_eq!(d["action"], "send-back", "{field}: listed: {d}");
+    }
+}
+
+#[test]
 fn synthesis_merges_votes_drops_majority_rejections_but_keeps_blocks() {
     let mut r = run(json!({"stages": [
         {"name": "implement", "refine": {"judge": {}}},
@@ -324,6 +349,14 @@ fn people_commands_and_bad_input() {
         (json!({"stages": [{"name": "a", "check": {"kind": "panel", "reviewers": ["x"], "pass": 2}}]}), "pass count"),
         (json!({"stages": [{"name": "a", "bogus": 1}]}), "invalid feedback spec"),
         (json!({"mode": "dag", "maxKickbacks": "lots", "stages": [{"name": "a"}]}), "maxKickbacks"),
+        (
+            json!({"mode": "dag", "stages": [{"name": "a"}, {"name": "b"}, {"name": "c", "dependsOn": ["a"], "acceptsKickbackTo": ["b"]}]}),
+            "lists `b` in acceptsKickbackTo, but does not depend on it",
+        ),
+        (
+            json!({"stages": [{"name": "a"}, {"name": "b", "sendsBackTo": ["a"], "acceptsKickbackTo": ["a"]}]}),
+            "duplicate field",
+        ),
     ] {
         let err = Run::begin(&spec.to_string()).err().unwrap();
         assert!(err.contains(needle), "{spec}: {err}");

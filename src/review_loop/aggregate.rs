@@ -14,7 +14,7 @@ pub const DRIFT_MIN: f64 = 0.3;
 /// Claims at least this similar to an addressed finding are repeats.
 pub const DEDUP_MIN: f64 = 0.85;
 /// From iteration 2, LLM findings below this confidence are dropped.
-pub const CONFIDENCE_MIN: u32 = 70;
+pub const CONFIDENCE_MIN: f64 = 70.0;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Dropped {
@@ -158,7 +158,7 @@ pub fn aggregate(input: &Input<'_>, findings: Vec<Finding>) -> Aggregation {
         }
         // 3. Confidence filter from iteration 2; execution-grounded findings always stay.
         if input.iteration > 0 && !finding.is_execution() && finding.confidence < CONFIDENCE_MIN {
-            let score = f64::from(finding.confidence);
+            let score = finding.confidence;
             out.dropped.push(Dropped { finding, reason: "low-confidence", score, reference: "" });
             continue;
         }

@@ -34,7 +34,7 @@ impl Run {
             Some(Terminal::Exhausted)
         } else if agg.actionable.is_empty() {
             Some(Terminal::Clean)
-        } else if self.over_ceiling || self.spent() > self.state.cost_ceiling_input_tokens || !may_refine {
+        } else if self.over_ceiling || self.spent() >= self.state.cost_ceiling_input_tokens || !may_refine {
             Some(Terminal::Exhausted)
         } else {
             None

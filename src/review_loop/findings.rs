@@ -46,7 +46,8 @@ pub struct Finding {
     pub line: Option<u32>,
     pub claim: String,
     pub severity: Severity,
-    pub confidence: u32,
+    /// 0–100, as the reviewer gave it (69.5 stays 69.5: the seed's filter is `< 70`).
+    pub confidence: f64,
     pub load_bearing: bool,
     pub category: String,
     pub fix: Option<String>,
@@ -76,7 +77,7 @@ impl Finding {
     pub fn to_json(&self) -> Value {
         let mut v = json!({
             "lens": self.lens, "claim": self.claim, "severity": self.severity.as_str(),
-            "confidence": self.confidence, "load_bearing": self.load_bearing, "category": self.category,
+            "confidence": confidence_json(self.confidence), "load_bearing": self.load_bearing, "category": self.category,
         });
         for (key, value) in
             [("file", &self.file), ("fix", &self.fix), ("passage", &self.passage), ("section", &self.section)]
@@ -116,7 +117,7 @@ pub fn from_command(name: &str, exit_code: i32, stderr_tail: &str) -> Option<Fin
         line: None,
         claim,
         severity: Severity::High,
-        confidence: 100,
+        confidence: 100.0,
         load_bearing: true,
         category: EXECUTION_FAILURE.into(),
         fix: Some(format!("make `{name}` pass")),
@@ -169,14 +170,15 @@ fn parse_item(item: &Value, lens: &str) -> Result<Finding, String> {
     let claim = text("claim").ok_or("no `claim`")?;
     let severity_text = text("severity").ok_or("no `severity`")?;
     let severity = Severity::parse(&severity_text).ok_or_else(|| format!("unknown severity `{severity_text}`"))?;
-    let confidence = match &item["confidence"] {
-        Value::Number(n) => n.as_f64().map(|c| c.clamp(0.0, 100.0).round() as u32).unwrap_or(0),
-        Value::String(s) => {
-            s.trim().trim_end_matches('%').parse::<f64>().map(|c| c.clamp(0.0, 100.0) as u32).unwrap_or(0)
-        }
-        // Unstated confidence is low confidence: the filter from iteration 2 decides.
-        _ => 0,
+    // Kept as given (clamped to 0–100): the filter compares the value itself. A number and the
+    // same number as text ("69.5", "69.5%") read alike; NaN or infinity reads as unstated.
+    let given = match &item["confidence"] {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => s.trim().trim_end_matches('%').trim().parse::<f64>().ok(),
+        _ => None,
     };
+    // Unstated confidence is low confidence: the filter from iteration 2 decides.
+    let confidence = given.filter(|c| c.is_finite()).map_or(0.0, |c| c.clamp(0.0, 100.0));
     let load_bearing = match &item["load_bearing"] {
         Value::Bool(b) => *b,
         _ => item["loadBearing"].as_bool().unwrap_or(false),
@@ -222,11 +224,38 @@ fn extract_json(text: &str, open: char, close: char) -> Option<Value> {
     None
 }
 
+/// A confidence as JSON: a whole value as an integer (`90`, as decision lines always showed it),
+/// anything else as given (`69.5`).
+fn confidence_json(confidence: f64) -> Value {
+    if confidence.fract() == 0.0 && (0.0..=100.0).contains(&confidence) {
+        json!(confidence as u64)
+    } else {
+        json!(confidence)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     #[cfg(target_arch = "wasm32")]
     use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    #[test]
+    fn a_fractional_confidence_is_kept_and_shown_as_given() {
+        for given in ["69.5", "\"69.5\"", "\"69.5%\""] {
+            let reply = format!("[{{\"claim\":\"c\",\"severity\":\"high\",\"confidence\":{given}}}]");
+            let f = &parse_reply(&reply, "adversarial", 10).unwrap().findings[0];
+            assert_eq!(f.confidence, 69.5, "{given}");
+            assert_eq!(f.to_json()["confidence"], json!(69.5), "{given}");
+        }
+        for (given, read) in [("\"NaN\"", 0.0), ("\"inf\"", 0.0), ("250", 100.0), ("-3", 0.0), ("90", 90.0)] {
+            let reply = format!("[{{\"claim\":\"c\",\"severity\":\"high\",\"confidence\":{given}}}]");
+            let f = &parse_reply(&reply, "adversarial", 10).unwrap().findings[0];
+            assert_eq!(f.confidence, read, "{given}");
+        }
+        let whole = &parse_reply(r#"[{"claim":"c","severity":"high","confidence":90}]"#, "adversarial", 10).unwrap();
+        assert_eq!(whole.findings[0].to_json()["confidence"].to_string(), "90", "a whole value stays an integer");
+    }
 
     #[test]
     fn a_fenced_reply_with_a_sentence_parses() {
@@ -236,7 +265,7 @@ mod tests {
         let f = &parsed.findings[0];
         assert_eq!(
             (f.severity, f.confidence, f.load_bearing, f.location().as_str()),
-            (Severity::High, 80, true, "src/a.rs:3")
+            (Severity::High, 80.0, true, "src/a.rs:3")
         );
     }
 
@@ -281,7 +310,7 @@ mod tests {
             from_command("test", 101, "running 3 tests\nthread panicked at src/a.rs:3\nerror: test failed").unwrap();
         assert_eq!(
             (f.severity, f.confidence, f.load_bearing, f.category.as_str()),
-            (Severity::High, 100, true, "execution-failure")
+            (Severity::High, 100.0, true, "execution-failure")
         );
         assert!(f.claim.contains("exit code 101") && f.claim.contains("test failed"), "{}", f.claim);
     }

@@ -128,8 +128,9 @@ impl Loops {
         }
         self.next += 1;
         let id = format!("rl-{}", self.next);
-        let runs = &self.runs;
-        let alive = |owner: &state::LockOwner| runs.contains_key(&owner.run);
+        let (runs, instance) = (&self.runs, self.instance.as_str());
+        // Only this instance's own runs are known to be alive: run ids restart in every process.
+        let alive = |owner: &state::LockOwner| owner.owner == instance && runs.contains_key(&owner.run);
         let started = begin::begin(host, config, ctx, req, &id, &self.instance, &alive)?;
         let (decision, live) = started;
         if let Some(live) = live {

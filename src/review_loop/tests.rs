@@ -426,6 +426,29 @@ fn the_token_ceiling_is_honoured_mid_iteration() {
 }
 
 #[test]
+fn spend_exactly_at_the_ceiling_is_exhausted_and_one_token_below_continues() {
+    // Seed 003, Step 7: more iterations only while cost-spent < ceiling.
+    let outcome = |spent_per_lens: u64| {
+        let mut t = fresh();
+        let mut r = req(Mode::Code, DIFF);
+        r.commands = None;
+        r.token_ceiling = Some(10_000);
+        let begun = t.begin("s1", r);
+        let run = begun["run"].as_str().unwrap().to_string();
+        for i in 1..=5 {
+            t.loops.spend(&t.host, &format!("act-{i}"), spent_per_lens, 0);
+        }
+        t.drive(replies("[]", ""));
+        let failed = vec![CommandResult { name: "test".into(), exit_code: 1, stderr_tail: "FAILED".into() }];
+        let out = t.loops.commands(&t.host, &run, &failed).unwrap();
+        let out: Value = serde_json::from_str(out.last().unwrap()).unwrap();
+        (out["outcome"].as_str().unwrap_or_default().to_string(), out["tokens"]["input"].as_u64())
+    };
+    assert_eq!(outcome(2_000), ("review-exhausted".to_string(), Some(10_000)), "at the ceiling");
+    assert_eq!(outcome(1_999), ("continue".to_string(), Some(9_995)), "below it");
+}
+
+#[test]
 fn a_run_the_host_went_silent_about_is_given_up_on_tick() {
     let mut t = fresh();
     let mut r = req(Mode::Code, DIFF);
@@ -496,6 +519,26 @@ fn lock_contention_and_stale_locks_on_a_manual_clock() {
     assert!(out["warnings"][0].as_str().unwrap().contains("broke a stale lock"), "{out}");
     let held: state::LockOwner = serde_json::from_slice(&t.host.file(&Root::State, &path).unwrap()).unwrap();
     assert_eq!(held.session, "s1");
+
+    // Run ids restart in every process: another instance's stale lock naming `rl-1` is not alive
+    // because this instance happens to run an `rl-1` of its own.
+    let mut t = fresh();
+    assert_eq!(t.begin("s1", req(Mode::Code, DIFF))["run"], "rl-1");
+    let other_repo = "/work/other";
+    let dead = state::LockOwner {
+        owner: "inst-other".into(),
+        run: "rl-1".into(),
+        session: "s0".into(),
+        touched_ms: t.host.now_ms(),
+    };
+    let path = state::repo_lock(other_repo);
+    t.host.write(&Root::State, &path, &serde_json::to_vec(&dead).unwrap(), crate::host::WriteMode::CreateNew).unwrap();
+    t.host.advance(31 * MIN);
+    let mut r = req(Mode::Code, DIFF);
+    r.repo = other_repo.into();
+    let out = t.begin("s2", r);
+    assert_eq!(out["outcome"], "dispatched", "{out}");
+    assert!(out["warnings"][0].as_str().unwrap().contains("broke a stale lock"), "{out}");
 }
 
 #[test]
@@ -641,6 +684,20 @@ fn the_verdict_is_posted_once_per_pr_editing_a_marked_comment() {
 fn one(claim: &str, severity: &str, confidence: u32, load_bearing: bool) -> findings::Finding {
     let text = format!("[{}]", finding("src/lock.rs", 6, claim, severity, confidence, load_bearing));
     findings::parse_reply(&text, "adversarial", 9).unwrap().findings.remove(0)
+}
+
+#[test]
+fn a_confidence_just_below_seventy_is_dropped_and_reported_as_given() {
+    let text =
+        finding("src/lock.rs", 6, ON_TOPIC, "high", 70, true).replace("\"confidence\":70", "\"confidence\":69.5");
+    let f = findings::parse_reply(&format!("[{text}]"), "adversarial", 9).unwrap().findings.remove(0);
+    assert_eq!(f.confidence, 69.5);
+    let a = aggregate_code(1, &[], vec![f.clone()]);
+    assert!(a.actionable.is_empty(), "69.5 < 70: dropped from iteration 2");
+    assert_eq!((a.dropped[0].reason, a.dropped[0].score), ("low-confidence", 69.5));
+    assert_eq!(a.dropped[0].to_json()["confidence"], serde_json::json!(69.5), "reported as given");
+    let kept = aggregate_code(0, &[], vec![f]);
+    assert_eq!(kept.actionable[0].to_json()["confidence"], serde_json::json!(69.5), "iteration 1 keeps it as given");
 }
 
 fn aggregate_code(

@@ -23,6 +23,10 @@ struct RootState {
     /// A higher reasoning effort reserved for the next run only.
     pending_escalation: Option<String>,
     last_independence: Option<&'static str>,
+    /// The routes of the last accepted report (D5: shown in terminal status, never in durable
+    /// provenance).
+    last_author_route: Option<String>,
+    last_reviewer_route: Option<String>,
     watches: Vec<Watch>,
     /// Accepted reports waiting to be relayed to the root agent.
     relay: Vec<Envelope>,
@@ -110,6 +114,8 @@ impl Shadow {
         let now = host.now_ms();
         let state = self.roots.entry(root.to_string()).or_default();
         state.last_independence = Some(independence);
+        state.last_author_route = author_route.map(str::to_string);
+        state.last_reviewer_route = reviewer_route.map(str::to_string);
         if env.is_quiet() {
             return Ok(json!({"relay": null, "provenance": env.provenance(), "independence": independence}));
         }
@@ -240,6 +246,8 @@ impl Shadow {
             "cooldownUntil": state.and_then(|s| s.cooldown_until).filter(|u| *u > now).map(time::iso),
             "pendingEscalation": state.and_then(|s| s.pending_escalation.clone()),
             "independence": state.and_then(|s| s.last_independence),
+            "authorRoute": state.and_then(|s| s.last_author_route.clone()),
+            "reviewerRoute": state.and_then(|s| s.last_reviewer_route.clone()),
             "openChallenges": state.map_or(0, |s| s.watches.len()),
             "valueLoop": {
                 "adopted": self.counters.adopted, "rejected": self.counters.rejected,

@@ -175,3 +175,30 @@ fn relay_sections_come_most_severe_first_and_once() {
     assert_eq!(order, [0.9, 0.5, 0.2], "quiet reports are not relayed");
     assert_eq!(s.take_relay("s1"), json!([]));
 }
+
+#[test]
+fn terminal_status_shows_both_routes_and_the_relationship_and_provenance_neither() {
+    // Seed 004, D5: route and relationship appear in terminal status; durable provenance carries
+    // verdict, refs and severity only.
+    let host = FakeHost::new(1_000);
+    let c = cfg("");
+    let mut s = Shadow::default();
+    let before = s.status(&c, "s1", 1_000);
+    assert_eq!((before["authorRoute"].clone(), before["reviewerRoute"].clone()), (Value::Null, Value::Null));
+    let report =
+        json!({"verdict": "challenge", "content": "src/cart.rs drops the discount", "severity": 0.7, "refs": [2]});
+    let accepted = accept(&mut s, &host, &c, report.clone()).unwrap();
+    let status = s.status(&c, "s1", 1_000);
+    assert_eq!(
+        (status["authorRoute"].as_str(), status["reviewerRoute"].as_str(), status["independence"].as_str()),
+        (Some("anthropic/claude-sonnet"), Some("openai/gpt-4o"), Some("independent"))
+    );
+    assert!(!accepted["provenance"].to_string().contains("openai"), "{accepted}");
+    // An accept with no routes: nothing shown, and the relationship is unavailable.
+    s.accept(&host, &c, "s1", &report.to_string(), &[1, 2, 3], None, None, false).unwrap();
+    let status = s.status(&c, "s1", 1_000);
+    assert_eq!(
+        (status["authorRoute"].clone(), status["reviewerRoute"].clone(), status["independence"].as_str()),
+        (Value::Null, Value::Null, Some("unavailable"))
+    );
+}
