@@ -90,13 +90,14 @@ pub fn get(host: &impl Host, session: &str, name: &str) -> Result<ServedSkill, T
 pub fn read(host: &impl Host, session: &str, name: &str, path: &str) -> Result<Vec<u8>, ToolError> {
     let store = Store::new(host, session);
     let location = locate(&store, name)?;
-    let skill = serve(&store, &location).map_err(|why| not_served(name, &why))?;
+    // The serving rules without reading (or hashing) every file of the skill for one of them.
+    let skill = servable(&store, &location).map_err(|why| not_served(name, &why))?;
     if path == "SKILL.md" {
-        return store.read(&location.root, &location.path());
+        return Ok(skill.bytes);
     }
     // Only a path the entry lists: those came from walking the folder, so no `..`, no hidden
     // entry, no debris.
-    if !skill.files.iter().any(|f| f.path == path) {
+    if !skill.files.iter().any(|(p, _)| p == path) {
         return Err(ToolError::new(
             "not-found",
             format!("skill `{name}` serves no file `{path}`"),
@@ -144,7 +145,15 @@ const BLOCKING: &[&str] = &[
     "description-empty",
 ];
 
-fn serve(store: &Store<impl Host>, location: &Location) -> Result<ServedSkill, String> {
+/// A skill that meets the serving rules: its SKILL.md's bytes, parsed, and the supporting files
+/// it serves with their sizes as a stat saw them (nothing read but the SKILL.md).
+struct Servable {
+    bytes: Vec<u8>,
+    skill: SkillFile,
+    files: Vec<(String, u64)>,
+}
+
+fn servable(store: &Store<impl Host>, location: &Location) -> Result<Servable, String> {
     let name = &location.name;
     let bytes = store.read(&location.root, &location.path()).map_err(|e| e.message)?;
     let skill = SkillFile::parse_bytes(&bytes).map_err(|e| format!("its SKILL.md does not parse: {}", e.message))?;
@@ -154,21 +163,44 @@ fn serve(store: &Store<impl Host>, location: &Location) -> Result<ServedSkill, S
     if skill.status() == "archived" {
         return Err("it is marked archived".into());
     }
+    let mut files = Vec::new();
+    if location.layout == Layout::Package {
+        let paths: Vec<String> = store
+            .package_files(&location.root, name)
+            .map_err(|e| e.message)?
+            .into_iter()
+            .filter(|p| p != "SKILL.md" && !p.split('/').any(|c| c.starts_with('.')))
+            .collect();
+        if paths.len() + 1 > MAX_FILES {
+            return Err(format!("it has more than {MAX_FILES} files"));
+        }
+        let full: Vec<String> = paths.iter().map(|p| format!("{name}/{p}")).collect();
+        for (path, stat) in paths.into_iter().zip(store.host.stat_many(&location.root, &full)) {
+            let stat = stat.map_err(|e| format!("`{path}`: {e}"))?;
+            files.push((path, stat.size));
+        }
+    }
+    let total = files.iter().fold(bytes.len() as u64, |sum, (_, size)| sum.saturating_add(*size));
+    if total > MAX_BYTES {
+        return Err(format!("its files hold more than {MAX_BYTES} bytes"));
+    }
+    Ok(Servable { bytes, skill, files })
+}
+
+/// The served entry: every file read and hashed (its size is the bytes read, not the stat's).
+fn serve(store: &Store<impl Host>, location: &Location) -> Result<ServedSkill, String> {
+    let Servable { bytes, skill, files: supporting } = servable(store, location)?;
+    let name = &location.name;
     let mut files = vec![ServedFile { path: "SKILL.md".into(), size: bytes.len() as u64, sha256: sha256_hex(&bytes) }];
     let mut total = bytes.len() as u64;
-    if location.layout == Layout::Package {
-        let paths = store.package_files(&location.root, name).map_err(|e| e.message)?;
-        for path in paths.into_iter().filter(|p| p != "SKILL.md" && !p.split('/').any(|c| c.starts_with('.'))) {
-            if files.len() >= MAX_FILES {
-                return Err(format!("it has more than {MAX_FILES} files"));
-            }
-            let data = store.read(&location.root, &format!("{name}/{path}")).map_err(|e| e.message)?;
-            total += data.len() as u64;
-            if total > MAX_BYTES {
-                return Err(format!("its files hold more than {MAX_BYTES} bytes"));
-            }
-            files.push(ServedFile { path, size: data.len() as u64, sha256: sha256_hex(&data) });
+    for (path, _) in supporting {
+        let data = store.read(&location.root, &format!("{name}/{path}")).map_err(|e| e.message)?;
+        // A file that grew since the stat still counts against the bound.
+        total += data.len() as u64;
+        if total > MAX_BYTES {
+            return Err(format!("its files hold more than {MAX_BYTES} bytes"));
         }
+        files.push(ServedFile { path, size: data.len() as u64, sha256: sha256_hex(&data) });
     }
     let mut frontmatter = String::new();
     write_json(&Value::Map(skill.fields.clone()), &mut frontmatter);

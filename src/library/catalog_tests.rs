@@ -163,3 +163,33 @@ fn plain_scalars_are_typed_as_yaml_core_reads_them() {
     }
     assert_eq!(to_json(&Value::str("true")), serde_json::json!("true"), "quoted stays a string");
 }
+
+#[test]
+fn a_skill_over_the_seps_limits_is_not_served_nor_read() {
+    let mut plugin = plugin();
+    let host = plugin.host();
+    put(host, &Root::UserSkills, "many/SKILL.md", &skill("many", "Many files."));
+    for i in 0..MAX_FILES {
+        put(host, &Root::UserSkills, &format!("many/references/{i:03}.md"), "x\n");
+    }
+    put(host, &Root::UserSkills, "heavy/SKILL.md", &skill("heavy", "Heavy files."));
+    let half = "x".repeat((MAX_BYTES / 2) as usize);
+    put(host, &Root::UserSkills, "heavy/assets/a.txt", &half);
+    put(host, &Root::UserSkills, "heavy/assets/b.txt", &half);
+    for (name, why) in [("many", "more than 512 files"), ("heavy", "more than 16777216 bytes")] {
+        let err = plugin.catalog_get(&ctx(), name).unwrap_err();
+        assert!(err.contains("not-served") && err.contains(why), "{name}: {err}");
+        let err = plugin.catalog_read(&ctx(), name, "SKILL.md").unwrap_err();
+        assert!(err.contains("not-served"), "{name}: {err}");
+    }
+    let names: Vec<String> = plugin.catalog_page(&ctx(), 0, 100).unwrap().skills.into_iter().map(|s| s.name).collect();
+    assert!(!names.iter().any(|n| n == "many" || n == "heavy"), "{names:?}");
+    // One file fewer, one byte less: served.
+    plugin.host().remove_file(&Root::UserSkills, "many/references/000.md").unwrap();
+    assert_eq!(plugin.catalog_get(&ctx(), "many").unwrap().files.len(), MAX_FILES);
+    let skill_md = skill("heavy", "Heavy files.").len();
+    let fits = "x".repeat((MAX_BYTES as usize) / 2 - skill_md);
+    plugin.host().write(&Root::UserSkills, "heavy/assets/b.txt", fits.as_bytes(), WriteMode::Truncate).unwrap();
+    assert_eq!(plugin.catalog_get(&ctx(), "heavy").unwrap().files.len(), 3);
+    assert_eq!(plugin.catalog_read(&ctx(), "heavy", "assets/b.txt").unwrap().len(), fits.len());
+}
