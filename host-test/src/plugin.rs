@@ -500,7 +500,16 @@ pub fn too_large_field(field: &str, len: usize, limit: usize) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::too_large_arguments;
+    use super::{too_large_arguments, too_large_field};
+
+    /// The same bytes the Node host answers (pinned in hosts/node/test/catalog.test.js too).
+    #[test]
+    fn the_catalog_bounds_answer_as_the_node_host_does() {
+        assert_eq!(
+            too_large_field("path", 5000, 4096),
+            r#"{"code":"too-large","details":{"bytes":5000,"field":"path","limit":4096},"hint":"list the skills for their names and files","message":"`path` is 5000 bytes; the limit for it is 4096"}"#
+        );
+    }
 
     /// The same bytes the plugin answers (pinned in the plugin's `tool_args` tests too).
     #[test]
