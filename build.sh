@@ -10,6 +10,8 @@ cd "$(dirname "$0")"
 WASM_TARGET=wasm32-unknown-unknown
 CORE=target/$WASM_TARGET/wasm-release/self_evolve.wasm
 OUT=dist/self-evolve.wasm
+# hosts/python is tested under the oldest and the newest wasmtime-py it supports (pyproject.toml).
+PYTHON_WASMTIME_VERSIONS=(44.0.0 50.0.1)
 
 step() { printf '\n==> %s\n' "$*"; }
 
@@ -52,6 +54,7 @@ run_tests() {
     step "tests"
     cargo test --workspace --locked
     wasm_unit_tests
+    python_tests
     node_tests
 }
 
@@ -79,14 +82,42 @@ wasm_unit_tests() {
     cargo test -p self-evolve -p self-evolve-scan --lib --target "$WASM_TARGET" --locked
 }
 
-# The second host: the same dist/self-evolve.wasm in Node through jco, and the conformance suite.
+# The second host: the same dist/self-evolve.wasm in Node through jco, and the conformance suite
+# (after python_tests, which makes the venv the many-writers test takes Python writers from).
 node_tests() {
     if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
         echo "build.sh: node and npm are needed for hosts/node (Node.js 20+); install them and re-run." >&2
         exit 1
     fi
     step "hosts/node: npm ci (jco from the npm registry) and npm test"
-    (cd hosts/node && npm ci --no-audit --no-fund --loglevel=error && npm test)
+    # The many-writers test adds Python writers to its Node and Rust ones with this Python.
+    local python="$PWD/hosts/python/.venv-wasmtime-${PYTHON_WASMTIME_VERSIONS[-1]}/bin/python"
+    (cd hosts/node && npm ci --no-audit --no-fund --loglevel=error && SELF_EVOLVE_PYTHON="$python" npm test)
+}
+
+# The third host: the same dist/self-evolve.wasm in wasmtime-py, as a user installs it (pip
+# install of hosts/python with the component packaged), once per PYTHON_WASMTIME_VERSIONS.
+python_tests() {
+    local python
+    python=$(command -v python3 || true)
+    if [ -z "$python" ] || ! "$python" -c 'import sys, venv; sys.exit(sys.version_info < (3, 9))' 2>/dev/null; then
+        echo "build.sh: python3 (3.9+, with venv) is needed for hosts/python; install it and re-run." >&2
+        exit 1
+    fi
+    mkdir -p hosts/python/src/self_evolve/data
+    cp "$OUT" hosts/python/src/self_evolve/data/self-evolve.wasm
+    local version venv
+    for version in "${PYTHON_WASMTIME_VERSIONS[@]}"; do
+        venv="hosts/python/.venv-wasmtime-$version"
+        step "hosts/python: pytest under wasmtime-py $version ($venv)"
+        if [ ! -x "$venv/bin/python" ]; then
+            "$python" -m venv "$venv"
+        fi
+        "$venv/bin/python" -m pip install -q --disable-pip-version-check "wasmtime==$version" "pytest>=7,<9"
+        # Not editable: the tests import the package as pip installs it, component included.
+        "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps --force-reinstall ./hosts/python
+        (cd hosts/python && SELF_EVOLVE_EXPECT_PACKAGED=1 "../../$venv/bin/python" -m pytest -q -p no:cacheprovider)
+    done
 }
 
 case "${1:-build}" in

@@ -1,6 +1,8 @@
-// Many writers, one home, several PROCESSES and both hosts: Node worker processes
-// (test-support/writer.js) and, when it is built, the Rust CLI replaying generated scripts, all
-// writing one library at once through the same component. A checker then holds every reported
+// Many writers, one home, several PROCESSES and every host: Node worker processes
+// (test-support/writer.js), Python worker processes (hosts/python/tests/support/writer.py, when
+// $SELF_EVOLVE_PYTHON names a Python with the package installed; build.sh sets it) and, when it
+// is built, the Rust CLI replaying generated scripts, all writing one library at once through
+// the same component. A checker then holds every reported
 // success against the final disk: no write reported `written` may be missing, each contested
 // name has exactly one creator, nothing appears that nobody reported written, the ledger holds
 // every skill, and no temp file or lock is left behind. (tests/many_writers.rs in the repo is the
@@ -48,11 +50,14 @@ function usage(state) {
 
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 const WRITER = path.join(ROOT, 'test-support', 'writer.js');
+const PY_WRITER = path.resolve(ROOT, '..', 'python', 'tests', 'support', 'writer.py');
+const PYTHON = process.env.SELF_EVOLVE_PYTHON;
 const CLI = path.resolve(ROOT, '..', '..', 'target', 'debug', 'self-evolve');
 const WASM = path.resolve(ROOT, '..', '..', 'dist', 'self-evolve.wasm');
 
 const NODE_WORKERS = 3;
 const RUST_WORKERS = 2;
+const PY_WORKERS = PYTHON ? 2 : 0;
 const SHARED = 4; // shared-00..03: every process tries to create them
 const OWN = 5; // per process: n1-own-00.., r1-own-00..
 const PATCHES = 20; // notes per Node worker (retried until written)
@@ -148,13 +153,14 @@ function filesUnder(dir) {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-test('several processes, Node and Rust, write one home at once and lose nothing', { timeout: 150_000 }, async (t) => {
+test('several processes, Node, Rust and Python, write one home at once and lose nothing', { timeout: 150_000 }, async (t) => {
   const began = Date.now();
   const base = tempDir('se-many-writers-');
   const home = path.join(base, 'home');
   const go = path.join(base, 'go'); // outside the home: the debris scan sees only what the plugin made
   const rust = existsSync(CLI);
-  if (!rust) t.diagnostic(`the Rust CLI is not built at ${CLI} (\`cargo test\` builds it): Node workers only`);
+  if (!rust) t.diagnostic(`the Rust CLI is not built at ${CLI} (\`cargo test\` builds it): no Rust replays`);
+  if (!PYTHON) t.diagnostic('SELF_EVOLVE_PYTHON is not set (./build.sh test sets it): no Python workers');
 
   const procs = [];
   const gate = await holdingGate();
@@ -173,6 +179,11 @@ test('several processes, Node and Rust, write one home at once and lose nothing'
       const spec = { home, id, go, own: OWN, shared: SHARED, patches: PATCHES };
       nodes.push({ id, p: launch(process.execPath, [WRITER, JSON.stringify(spec)]) });
     }
+    for (let n = 1; n <= PY_WORKERS; n++) {
+      const id = `p${n}`;
+      const spec = { home, id, go, own: OWN, shared: SHARED, patches: PATCHES };
+      nodes.push({ id, p: launch(PYTHON, [PY_WRITER, JSON.stringify(spec)]) });
+    }
     procs.push(...nodes.map((x) => x.p));
     const waitFor = async (what, ready) => {
       while (!ready()) {
@@ -182,7 +193,7 @@ test('several processes, Node and Rust, write one home at once and lose nothing'
         await sleep(1);
       }
     };
-    await waitFor('the Node workers', () => nodes.every((x) => x.p.out.startsWith('ready\n')));
+    await waitFor('the Node and Python workers', () => nodes.every((x) => x.p.out.startsWith('ready\n')));
     const replays = [];
     for (let r = 1; rust && r <= RUST_WORKERS; r++) {
       const id = `r${r}`;
@@ -215,16 +226,17 @@ test('several processes, Node and Rust, write one home at once and lose nothing'
       for (const [name, note] of r.notes) written.set(note, [...(written.get(note) ?? []), [name, r.id]]);
     }
     const sum = (f) => reports.reduce((a, r) => a + f(r), 0);
-    const nodeReports = reports.filter((r) => r.id.startsWith('n'));
+    const nodeReports = reports.filter((r) => !r.id.startsWith('r'));
     const rustReports = reports.filter((r) => r.id.startsWith('r'));
     const nodeSpan = [Math.min(...nodeReports.map((r) => r.startMs)), Math.max(...nodeReports.map((r) => r.endMs))];
-    t.diagnostic(`processes: ${NODE_WORKERS} Node${rust ? ` + ${RUST_WORKERS} Rust replays` : ''}; ${sum((r) => r.calls)} skill_manage calls`
-      + ` (Node ${sum((r) => (r.id.startsWith('n') ? r.calls : 0))}, Rust ${sum((r) => (r.id.startsWith('r') ? r.calls : 0))})`);
+    const calls = (prefix) => sum((r) => (r.id.startsWith(prefix) ? r.calls : 0));
+    t.diagnostic(`processes: ${NODE_WORKERS} Node + ${PY_WORKERS} Python${rust ? ` + ${RUST_WORKERS} Rust replays` : ''}; ${sum((r) => r.calls)} skill_manage calls`
+      + ` (Node ${calls('n')}, Python ${calls('p')}, Rust ${calls('r')})`);
     t.diagnostic(`written: ${creators.size} creates (${[...Array(SHARED).keys()].map((k) => `${shared(k)} by ${(creators.get(shared(k)) ?? ['nobody']).join(' and ')}`).join(', ')}), ${written.size} patches`
       + `${rust ? ` (Rust: ${sum((r) => (r.id.startsWith('r') ? r.notes.length : 0))} of ${RUST_WORKERS * RUST_PATCHES})` : ''}`);
-    t.diagnostic(`conflicts: Node retried ${sum((r) => (r.id.startsWith('n') ? r.conflicts : 0))} (and ${sum((r) => r.notRead ?? 0)} not-read, ${sum((r) => r.notYet ?? 0)} views before a create)`
+    t.diagnostic(`conflicts: Node and Python retried ${sum((r) => (r.id.startsWith('r') ? 0 : r.conflicts))} (and ${sum((r) => r.notRead ?? 0)} not-read, ${sum((r) => r.notYet ?? 0)} views before a create)`
       + `${rust ? `; Rust refused ${sum((r) => (r.id.startsWith('r') ? r.conflicts : 0))} (a replay does not retry)` : ''}`);
-    t.diagnostic(`timing: ready after ${goMs - began} ms; Node workers wrote from go+${nodeSpan[0] - goMs} to go+${nodeSpan[1] - goMs} ms`
+    t.diagnostic(`timing: ready after ${goMs - began} ms; Node and Python workers wrote from go+${nodeSpan[0] - goMs} to go+${nodeSpan[1] - goMs} ms`
       + `${rust ? `; Rust replays exited at go+${replays.map((x) => x.p.endMs - goMs).join(', go+')} ms` : ''}; ${rustReports.length ? '' : 'no Rust; '}total ${Date.now() - began} ms`);
 
     // --- the checker, against the final disk ---

@@ -46,13 +46,16 @@ def test_conformance(scenario, tmp_path) -> None:
     assert len(lines) == len(expected), "line count"
     for i, (got, want) in enumerate(zip(lines, expected), 1):
         assert got == want, f"line {i}"
+    # Byte for byte: the printed stream (a line and a newline each) is the `.expected` file.
+    printed = "".join(f"{line}\n" for line in lines).encode("utf-8")
+    assert printed == scenario.with_suffix(".expected").read_bytes()
 
 
 def test_the_command_line_prints_the_same_lines(tmp_path) -> None:
     scenario = CONFORMANCE / "skill-writes.jsonl"
     run = run_cli("replay", str(scenario), "--home", str(tmp_path))
     assert run.returncode == 0, run.stderr
-    assert run.stdout.splitlines() == [line for line in _expected(scenario) if line]
+    assert run.stdout.encode("utf-8") == scenario.with_suffix(".expected").read_bytes()
 
 
 def test_a_bad_replay_is_named_by_its_line_and_runs_nothing(tmp_path) -> None:

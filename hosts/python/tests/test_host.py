@@ -235,3 +235,18 @@ def test_compiled_code_is_cached_on_disk_by_hash_and_wasmtime_version(tmp_path, 
     monkeypatch.setattr(engine_module, "_loaded", {})
     assert load_plugin(fs={"state": str(tmp_path / "s")}, cache_dir=cache).cache == "miss"
     assert load_plugin(fs={"state": str(tmp_path / "s")}, cache_dir=cache).cache == "memory"
+
+
+def test_the_package_finds_the_component_it_was_installed_with() -> None:
+    import os
+
+    import self_evolve
+    from conftest import REPO
+
+    wasm = engine_module.default_wasm()
+    assert wasm.read_bytes() == (REPO / "dist" / "self-evolve.wasm").read_bytes(), wasm
+    if os.environ.get("SELF_EVOLVE_EXPECT_PACKAGED"):
+        # build.sh installs the package with pip, not editable: the tests run what a user gets.
+        package = os.path.dirname(self_evolve.__file__)
+        assert "site-packages" in package, package
+        assert str(wasm) == os.path.join(package, "data", "self-evolve.wasm")
