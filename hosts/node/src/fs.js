@@ -11,11 +11,13 @@ const { O_RDONLY, O_WRONLY, O_NOFOLLOW, O_NONBLOCK, O_CREAT, O_EXCL, O_APPEND } 
 const PROC_FD = '/proc/self/fd';
 export const DEFAULT_MAX_READ_BYTES = 16 * 1024 * 1024;
 
+// Exactly the Rust host's `validate`: components of at most 255 bytes, the whole path at most
+// 4096 bytes of UTF-8, and no control character as Rust's `char::is_control` (C0, DEL, C1).
 export function validate(p) {
-  if (typeof p !== 'string' || p === '' || p.startsWith('/') || p.length > 4096) throw err('invalid-path');
+  if (typeof p !== 'string' || p === '' || p.startsWith('/') || p.length > 4096 || Buffer.byteLength(p) > 4096) throw err('invalid-path');
   for (const c of p.split('/')) {
     // eslint-disable-next-line no-control-regex
-    if (c === '' || c === '.' || c === '..' || Buffer.byteLength(c) > 255 || /[\\\u0000-\u001f\u007f]/.test(c)) {
+    if (c === '' || c === '.' || c === '..' || Buffer.byteLength(c) > 255 || /[\\\u0000-\u001f\u007f-\u009f]/.test(c)) {
       throw err('invalid-path');
     }
   }

@@ -24,7 +24,10 @@ const tree = (dir) => readdirSync(dir, { recursive: true }).sort();
 test('malformed paths are refused for every operation and nothing is created', () => {
   const w = world();
   const before = tree(w.base);
-  for (const p of ['/etc/passwd', '../outside/secret.txt', 'a/../../outside', '', 'a//b', './a', 'a/.', 'a\\b', 'a\u0000b', 'a\nb']) {
+  for (const p of ['/etc/passwd', '../outside/secret.txt', 'a/../../outside', '', 'a//b', './a', 'a/.', 'a\\b', 'a\u0000b', 'a\nb',
+    'a\u0085b', 'a\u009b31mb', // C1 controls, refused as Rust's char::is_control refuses them
+    Array(17).fill('\u00e9'.repeat(127)).join('/'), // 2175 UTF-16 units but 4334 bytes: the path counts bytes
+  ]) {
     assert.throws(() => w.fs.read(U, p), { tag: 'invalid-path' }, `read ${JSON.stringify(p)}`);
     assert.throws(() => w.fs.write(U, p, new Uint8Array([1]), 'truncate'), { tag: 'invalid-path' });
     assert.throws(() => w.fs.rename(U, 'ok.md', p), { tag: 'invalid-path' });

@@ -56,6 +56,8 @@ MALFORMED = [
     "é" * 128,  # 128 characters, 256 bytes: components are counted in UTF-8 bytes
     "a" * 256,
     "/".join(["a"] * 2049),  # 4097 characters
+    "a\x85b", "a\x9b31mb",  # C1 controls (NEL, CSI), refused as Rust's char::is_control refuses them
+    "/".join(["é" * 127] * 17),  # 2175 characters but 4334 bytes: the whole path counts bytes
     "a\udcffb",  # a lone surrogate: no UTF-8 name stands for it
 ]
 
@@ -84,8 +86,8 @@ def test_malformed_paths_are_refused_for_every_operation_and_nothing_is_created(
     assert cap.writes == 0 and cap.renames == 0, "refused before the counters"
 
 
-def test_validate_counts_bytes_per_component_and_characters_per_path():
-    for good in ["a", "a/b/c.md", "é" * 127 + "a", "a" * 255, "/".join(["a" * 255] * 16), "x/" * 2047 + "xy",
+def test_validate_counts_bytes_per_component_and_per_path():
+    for good in ["a", "a/b/c.md", "é" * 127 + "a", "a" * 255, "/".join(["a" * 255] * 16), "x/" * 2047 + "xy", "/".join(["é" * 127] * 16),
                  ".hidden", "a..b", "...", "space d/tab-free", "😀/ｚ"]:
         validate(good)
     for bad in MALFORMED + ["", 7, None, b"a"]:

@@ -250,3 +250,63 @@ def test_the_package_finds_the_component_it_was_installed_with() -> None:
         package = os.path.dirname(self_evolve.__file__)
         assert "site-packages" in package, package
         assert str(wasm) == os.path.join(package, "data", "self-evolve.wasm")
+
+
+def test_an_interrupt_inside_an_import_reaches_the_caller_and_the_instance_is_replaced(tmp_path) -> None:
+    # Let through, a KeyboardInterrupt or SystemExit crosses wasmtime-py's C callback and the
+    # process dies with SIGSEGV; here the call traps, then the interrupt is raised as it was.
+    fs = BrokenFs(user_skills=str(tmp_path / "skills"), state=str(tmp_path / "state"))
+    fs.failing = {}
+    p = load_plugin(fs=fs, clock=ManualClock(START), log_level="error")
+    p.init("{}", SERVICES)
+    for interrupt in (KeyboardInterrupt(), SystemExit(3)):
+        fs.failing = {"list_dir": interrupt}
+        with pytest.raises(type(interrupt)):
+            p.tools_call(user_context("s1"), "skill_manage", '{"action":"list"}')
+        fs.failing = {}
+        assert create(p, f"after-{type(interrupt).__name__.lower()}")["status"] == "written"
+    assert p.replacements >= 2  # the re-init of a replacement may meet the same interrupt
+
+
+def test_a_forked_child_keeps_its_call_deadline(tmp_path) -> None:
+    import os
+
+    plugin_in(tmp_path / "parent")  # the engine and its ticker exist before the fork
+    pid = os.fork()
+    if pid == 0:  # the child: exit 0 only if the deadline stopped the call
+        code = 1
+        try:
+            clock = BreakableClock(START)
+            p = plugin_in(tmp_path / "child", clock=clock, limits=Limits(call_deadline_ms=100))
+            p.init("{}", SERVICES)
+            clock.sleep_s = 0.4
+            try:
+                p.tick()
+            except PluginTrap as trap:
+                code = 0 if trap.reason == "timeout" else 2
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+
+
+def test_a_lone_surrogate_becomes_a_replacement_character_not_a_trap(tmp_path) -> None:
+    p = plugin_in(tmp_path)
+    p.init("{}", SERVICES)
+    split_emoji = json.loads('"half an emoji \\ud83d here"')
+    p.user_message(CallContext(session=split_emoji), split_emoji)
+    p.user_message(user_context("s1"), split_emoji * (1 << 17))  # long enough to be clipped
+    with pytest.raises(Refused) as refused:
+        p.tools_call(user_context("s1"), "skill_manage", json.dumps({"action": "view", "name": split_emoji},
+                                                                    ensure_ascii=False))
+    assert refused.value.code, refused.value.payload
+    assert p.replacements == 0
+    with pytest.raises(Refused):
+        p.catalog_get(user_context("s1"), split_emoji)
+    assert p.replacements == 0
+
+
+def test_deadlines_count_whole_ticks_as_the_rust_host_does(tmp_path) -> None:
+    assert plugin_in(tmp_path, limits=Limits(call_deadline_ms=145))._ticks() == 29
+    assert plugin_in(tmp_path, limits=Limits(call_deadline_ms=2000))._ticks() == 400
+    assert plugin_in(tmp_path, limits=Limits(call_deadline_ms=1))._ticks() == 1

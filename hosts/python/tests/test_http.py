@@ -268,6 +268,33 @@ def test_a_trickling_body_cannot_stretch_the_deadline():
         assert time.monotonic() - started < 1.5
 
 
+@pytest.mark.parametrize("shape", ["status line and headers", "chunk-size line"])
+def test_a_trickled_head_or_chunk_line_cannot_stretch_the_deadline(shape):
+    # One http.client read of a status line, a header or a chunk size is many recv()s: a
+    # per-recv timeout alone let these run 16.8 s and 4.5 s past a 1 s deadline.
+    head = b"HTTP/1.1 200 OK\r\nX-Slow: " + b"y" * 60 + b"\r\n\r\n"
+    chunked = b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n"
+
+    def trickle(h):
+        raw = head if shape == "status line and headers" else chunked
+        if shape == "chunk-size line":
+            h.wfile.write(raw)
+            h.wfile.flush()
+            raw = b"0" * 60 + b"5\r\nhello\r\n0\r\n\r\n"
+        for byte in raw:
+            try:
+                h.wfile.write(bytes([byte]))
+                h.wfile.flush()
+            except OSError:
+                return
+            time.sleep(0.02)
+
+    with serve(trickle) as (url, _):
+        started = time.monotonic()
+        assert denied(HttpCap({"gate": {"url": url}}), request(timeout_ms=400)) == "timeout"
+        assert time.monotonic() - started < 1.0
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -17,6 +17,7 @@ What wasmtime-py does, and what this module does about it:
 from __future__ import annotations
 
 import ctypes
+import re
 import sys
 from typing import Any, Callable, List, Optional, Tuple
 
@@ -24,6 +25,7 @@ from wasmtime import _ffi as ffi
 from wasmtime.component import Record, Variant
 from wasmtime.component import _types as component_types
 
+from . import _fastcall
 from .types import (
     ENTRY_KINDS,
     FS_ERROR_TAGS,
@@ -121,6 +123,7 @@ def install_bulk_bytes() -> None:
     global _bulk_installed
     if _bulk_installed:
         return
+    _fastcall.install_type_caches()
     if (_VAL_SIZE, _KIND_AT, _PAYLOAD_AT) != (32, 0, 8):
         return
     list_type = component_types.ListType
@@ -146,10 +149,27 @@ def install_bulk_bytes() -> None:
 # ---- values into the guest -----------------------------------------------------------------
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def guest_text(text: str) -> str:
+    """`text` as a WIT string can hold it: a lone surrogate (JSON's `"\\ud83d"`, half an emoji
+    a JavaScript writer split) becomes U+FFFD, as jco does in the Node host. wasmtime-py would
+    raise deep inside the call and leave the instance unusable."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return _LONE_SURROGATE.sub("\ufffd", text)
+
+
 def call_context(ctx: CallContext) -> Record:
     if ctx.origin not in ("user", "subagent"):
         raise ValueError(f"origin must be 'user' or 'subagent', not {ctx.origin!r}")
-    return record(session=ctx.session, agent=ctx.agent, origin=ctx.origin, depth=_u32(ctx.depth), cwd=ctx.cwd)
+    return record(session=guest_text(ctx.session), agent=guest_text(ctx.agent), origin=ctx.origin,
+                  depth=_u32(ctx.depth), cwd=guest_text(ctx.cwd))
 
 
 def _u32(n: int) -> int:
@@ -393,7 +413,7 @@ def define_imports(linker: Any, *, fs: Any, http: Any, provider: Any, clock: Any
                             ("clock", clock_funcs), ("log", log_funcs)):
             with root.add_instance(iface(name)) as instance:
                 for fn_name, fn in funcs.items():
-                    instance.add_func(fn_name, fn)
+                    _fastcall.add_import(instance, fn_name, fn)
 
 
 # ---- the exports ---------------------------------------------------------------------------
@@ -416,5 +436,6 @@ class Exports:
             f = None if index is None else self._instance.get_func(self._store, index)
             if f is None:
                 raise LookupError(f"the component exports no {iface(interface)}#{name}; is it the right self-evolve.wasm?")
+            f = _fastcall.export_caller(f, self._store)
             self._funcs[key] = f
         return f

@@ -16,7 +16,8 @@ import wasmtime
 from wasmtime import component
 
 #: How often the epoch advances; call deadlines are counted in these ticks.
-EPOCH_TICK_S = 0.005
+EPOCH_TICK_MS = 5
+EPOCH_TICK_S = EPOCH_TICK_MS / 1000
 
 _engine: Optional[wasmtime.Engine] = None
 _engine_lock = threading.Lock()
@@ -31,9 +32,26 @@ def engine() -> wasmtime.Engine:
             config = wasmtime.Config()
             config.epoch_interruption = True
             made = wasmtime.Engine(config)
-            threading.Thread(target=_tick, args=(made,), name="self-evolve-epoch", daemon=True).start()
+            _start_ticker(made)
             _engine = made
         return _engine
+
+
+def _start_ticker(e: wasmtime.Engine) -> None:
+    threading.Thread(target=_tick, args=(e,), name="self-evolve-epoch", daemon=True).start()
+
+
+def _after_fork_in_child() -> None:
+    # A forked child has only the thread that forked: without a new ticker its calls would
+    # have no deadline at all (multiprocessing forks by default on Linux before 3.14).
+    global _engine_lock
+    _engine_lock = threading.Lock()
+    if _engine is not None:
+        _start_ticker(_engine)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _tick(e: wasmtime.Engine) -> None:

@@ -49,7 +49,8 @@ _ERRNO_TAGS = {
     errno.ENXIO: "wrong-kind",
     errno.ELOOP: "symlink",
 }
-_FORBIDDEN = re.compile(r"[\\\x00-\x1f\x7f]")
+# Control characters as Rust's `char::is_control` (C0, DEL and C1): the Rust host's rule.
+_FORBIDDEN = re.compile(r"[\\\x00-\x1f\x7f-\x9f]")
 
 
 def to_fs_error(e: BaseException) -> FsError:
@@ -79,11 +80,15 @@ def _typed(method: Callable) -> Callable:
 
 def validate(path: str) -> None:
     """Relative, '/'-separated, no empty, '.' or '..' component, no backslash or control
-    character, each component at most 255 bytes of UTF-8, the whole at most 4096 characters."""
+    character (C0, DEL, C1), each component at most 255 bytes of UTF-8 and the whole at most
+    4096 bytes: exactly the Rust host's `validate`."""
     if not isinstance(path, str) or path == "" or path.startswith("/") or len(path) > 4096:
         raise FsError("invalid-path")
+    total = 0
     for c in path.split("/"):
-        if c in ("", ".", "..") or _FORBIDDEN.search(c) or _utf8_len(c) > 255:
+        n = _utf8_len(c) if c else 0
+        total += n + 1
+        if c in ("", ".", "..") or _FORBIDDEN.search(c) or n > 255 or total > 4097:
             raise FsError("invalid-path")
 
 

@@ -17,8 +17,9 @@ import wasmtime
 from wasmtime import component
 
 from . import _adapter as adapter
+from . import _fastcall
 from .clock import SystemClock
-from .engine import EPOCH_TICK_S, default_cache_dir, default_wasm, engine, load_component
+from .engine import EPOCH_TICK_MS, default_cache_dir, default_wasm, engine, load_component
 from .fs import FsCap
 from .http import HttpCap
 from .lines import tool_line
@@ -122,6 +123,7 @@ def too_large_command(n: int) -> str:
 
 def clip_event_text(text: str) -> str:
     """`text` cut to at most MAX_EVENT_TEXT_BYTES of UTF-8, never inside a character."""
+    text = adapter.guest_text(text)
     if len(text) <= MAX_EVENT_TEXT_BYTES // 4:
         return text
     data = text.encode("utf-8")
@@ -156,11 +158,13 @@ class Plugin:
     # ---- the instance ----
 
     def _ticks(self) -> int:
-        return max(1, int(self.limits.call_deadline_ms / 1000 / EPOCH_TICK_S))
+        # Whole milliseconds over the tick, as the Rust host counts them (no float rounding).
+        return max(1, int(self.limits.call_deadline_ms) // EPOCH_TICK_MS)
 
     def _instantiate(self) -> None:
         store = wasmtime.Store(self._engine)
-        store.set_limits(memory_size=self.limits.memory_bytes)
+        # Tables capped as the Rust host caps them (host-test/src/state.rs).
+        store.set_limits(memory_size=self.limits.memory_bytes, table_elements=100_000)
         # Instantiation runs guest code too: without a deadline set first it traps at once.
         store.set_epoch_deadline(self._ticks())
         instance = self._linker.instantiate(store, self._component)
@@ -196,6 +200,11 @@ class Plugin:
             what = (f"ran past its {self.limits.call_deadline_ms} ms deadline and was stopped" if reason == "timeout"
                     else f"trapped: {adapter.message_of(e)}")
             why = self._replace()
+            escaped = _fastcall.take_escaped()
+            if escaped is not None:
+                # Ctrl-C or sys.exit inside an import: the call was stopped, the instance
+                # replaced; the interrupt goes on to the caller as raised.
+                raise escaped from None
             tail = "the instance was replaced" if why is None else f"replacing the instance failed: {why}"
             raise PluginTrap(export, reason, f"plugin export `{export}` {what}; {tail}") from e
 
@@ -219,6 +228,7 @@ class Plugin:
 
     def tools_call(self, ctx: CallContext, name: str, args_json: str) -> str:
         """The tool's JSON answer; raises `Refused` with the plugin's error JSON."""
+        name, args_json = adapter.guest_text(name), adapter.guest_text(args_json)
         n = _utf8_len(args_json)
         if n > MAX_ARGS_BYTES:
             # Bounded before it enters the instance: copying it in would cost the instance's memory.
@@ -227,6 +237,7 @@ class Plugin:
 
     def command(self, ctx: CallContext, args: str) -> str:
         """`/skills ARGS`: its output; raises `Refused` with the plugin's message."""
+        args = adapter.guest_text(args)
         n = _utf8_len(args)
         if n > MAX_COMMAND_BYTES:
             raise Refused(too_large_command(n))
@@ -266,10 +277,12 @@ class Plugin:
         return adapter.catalog_page(page)
 
     def catalog_get(self, ctx: CallContext, name: str) -> ServedSkill:
+        name = adapter.guest_text(name)
         _bound("name", name, MAX_CATALOG_NAME)
         return adapter.served_skill(self._result("catalog", "get", adapter.call_context(ctx), name))
 
     def catalog_read(self, ctx: CallContext, name: str, path: str) -> bytes:
+        name, path = adapter.guest_text(name), adapter.guest_text(path)
         _bound("name", name, MAX_CATALOG_NAME)
         _bound("path", path, MAX_CATALOG_PATH)
         return self._result("catalog", "read", adapter.call_context(ctx), name, path)

@@ -12,7 +12,9 @@ from __future__ import annotations
 import http.client
 import os
 import re
+import socket
 import ssl
+import threading
 import time
 import unicodedata
 from dataclasses import dataclass, fields
@@ -123,7 +125,7 @@ class HttpCap:
             return _exchange(url, headers, bytes(req.body), timeout_ms / 1000)
         except HttpError:
             raise
-        except TimeoutError:
+        except (TimeoutError, socket.timeout):  # socket.timeout is no TimeoutError before 3.10
             raise HttpError("timeout") from None
         except Exception as e:  # noqa: BLE001 - every failure is the plugin's `network`
             # `from None`: the original exception keeps its unscrubbed text; do not chain it along.
@@ -157,22 +159,50 @@ def check_header(endpoint: Endpoint, name: str, value: str) -> tuple:
 
 def _exchange(url: str, headers: list, body: bytes, timeout_s: float) -> HttpResponse:
     """Send the request and read the answer within one overall deadline (as ureq's
-    `timeout_global`), not a per-read timeout a trickling server could stretch forever."""
+    `timeout_global`), not a per-read timeout a trickling server could stretch: every read is
+    armed with what is left, and a watchdog shuts the socket down at the deadline, because one
+    http.client read (a status line, a header, a chunk-size line) may be many `recv`s."""
     deadline = time.monotonic() + timeout_s
     conn, target = _connection(url, timeout_s)
     response = None
+    fired = threading.Event()
+    sockets: list = []
+
+    def expire() -> None:
+        fired.set()
+        for sock in sockets:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    watchdog = threading.Timer(timeout_s, expire)
+    watchdog.daemon = True
+    watchdog.start()
     try:
         conn.putrequest("POST", target, skip_accept_encoding=True)
         for name, value in headers:
             conn.putheader(name, _header_value(value))
         conn.putheader("Content-Length", str(len(body)))
-        conn.endheaders(body)
+        if conn.sock is None:
+            conn.connect()  # within the timeout per address; DNS has none (as http.client)
         sock = conn.sock  # kept: getresponse() drops conn.sock when the server will close
+        sockets.append(sock)
+        if fired.is_set():
+            raise TimeoutError("deadline passed")
+        conn.endheaders(body)
         _arm(sock, deadline)
         response = conn.getresponse()  # a 3xx is returned as is: http.client never redirects
         data = _read_capped(response, sock, deadline)
+        if fired.is_set():  # a body cut short by the watchdog is not an answer
+            raise TimeoutError("deadline passed")
         return HttpResponse(status=response.status, body=data)
+    except Exception:
+        if fired.is_set():
+            raise TimeoutError("deadline passed") from None
+        raise
     finally:
+        watchdog.cancel()
         # The response holds the socket after conn lets go of it; a body left unread (past the
         # cap) would keep it open until garbage collection.
         if response is not None:
