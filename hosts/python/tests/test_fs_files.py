@@ -11,33 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from conftest import snapshot, refused
+
 import self_evolve
 from self_evolve.fs import FsCap, read_bounded
 from self_evolve.types import STATE, USER_SKILLS, FsError, project_skills
 
 U, S, P = USER_SKILLS, STATE, project_skills("s1")
 SRC = str(Path(self_evolve.__file__).resolve().parents[1])
-
-
-def snapshot(top) -> dict:
-    """Every entry below `top`: its type, size, link count and a file's bytes (never opening a
-    special file)."""
-    out = {}
-    for folder, dirs, files in os.walk(top):
-        for name in dirs + files:
-            p = os.path.join(folder, name)
-            st = os.lstat(p)
-            content = Path(p).read_bytes() if stat.S_ISREG(st.st_mode) else None
-            size = None if stat.S_ISDIR(st.st_mode) else st.st_size
-            out[os.path.relpath(p, top)] = (stat.S_IFMT(st.st_mode), size, st.st_nlink, content)
-    return out
-
-
-def refused(tag: str, fn, *args) -> FsError:
-    with pytest.raises(FsError) as info:
-        fn(*args)
-    assert info.value.tag == tag, f"{fn.__name__}{args!r}: {info.value}"
-    return info.value
 
 
 def test_hard_linked_files_are_never_written_and_never_read_from_a_skills_root(tmp_path):

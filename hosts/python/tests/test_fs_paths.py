@@ -5,38 +5,16 @@ a disk left as it was."""
 from __future__ import annotations
 
 import os
-import stat
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+
+from conftest import snapshot, refused
 
 from self_evolve.fs import FsCap, validate
 from self_evolve.types import STATE, USER_SKILLS, FileStat, FsError, Root, project_skills
 
 U, S = USER_SKILLS, STATE
-
-
-def snapshot(top) -> dict:
-    """Every entry below `top`: its type, size and link count, and a file's bytes or a link's
-    target (a refusal must leave all of them). Folders' sizes vary by file system: left out."""
-    out = {}
-    for folder, dirs, files in os.walk(top):
-        for name in dirs + files:
-            p = os.path.join(folder, name)
-            st = os.lstat(p)
-            content = Path(p).read_bytes() if stat.S_ISREG(st.st_mode) else (
-                os.readlink(p) if stat.S_ISLNK(st.st_mode) else None)
-            size = None if stat.S_ISDIR(st.st_mode) else st.st_size
-            out[os.path.relpath(p, top)] = (stat.S_IFMT(st.st_mode), size, st.st_nlink, content)
-    return out
-
-
-def refused(tag: str, fn, *args) -> FsError:
-    with pytest.raises(FsError) as info:
-        fn(*args)
-    assert info.value.tag == tag, f"{fn.__name__}{args!r}: {info.value}"
-    return info.value
 
 
 @pytest.fixture

@@ -8,6 +8,8 @@ import shutil
 
 import pytest
 
+from conftest import refused
+
 from self_evolve.fs import FsCap
 from self_evolve.types import STATE, USER_SKILLS, FsError, project_skills
 
@@ -16,13 +18,6 @@ U, S = USER_SKILLS, STATE
 
 def tree(top) -> list:
     return sorted(os.path.relpath(os.path.join(d, n), top) for d, dirs, files in os.walk(top) for n in dirs + files)
-
-
-def refused(tag: str, fn, *args) -> FsError:
-    with pytest.raises(FsError) as info:
-        fn(*args)
-    assert info.value.tag == tag, f"{fn.__name__}{args!r}: {info.value}"
-    return info.value
 
 
 def test_user_and_state_roots_are_their_real_paths_fixed_when_the_capability_is_made(tmp_path):

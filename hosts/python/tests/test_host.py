@@ -310,3 +310,17 @@ def test_deadlines_count_whole_ticks_as_the_rust_host_does(tmp_path) -> None:
     assert plugin_in(tmp_path, limits=Limits(call_deadline_ms=145))._ticks() == 29
     assert plugin_in(tmp_path, limits=Limits(call_deadline_ms=2000))._ticks() == 400
     assert plugin_in(tmp_path, limits=Limits(call_deadline_ms=1))._ticks() == 1
+
+
+def test_a_40_mb_event_text_is_clipped_before_it_enters_never_inside_a_character(tmp_path) -> None:
+    from self_evolve.host import MAX_EVENT_TEXT_BYTES, clip_event_text
+
+    p = plugin_in(tmp_path)
+    p.init("{}", SERVICES)
+    huge = "é" * (20 << 20)  # 40 MiB of UTF-8: past the 64 MiB instance limit once copied in twice
+    p.user_message(user_context("s1"), huge)
+    p.assistant_message(user_context("s1"), huge)
+    assert p.replacements == 0
+    clipped = clip_event_text("a" + huge)
+    assert len(clipped.encode("utf-8")) == MAX_EVENT_TEXT_BYTES - 1  # the last é would not fit whole
+    assert clipped.startswith("aé") and clipped.endswith("é")
