@@ -126,7 +126,8 @@ def test_bad_enum_strings_are_refused_before_they_enter_and_the_instance_lives_o
 
 def test_after_a_trap_the_next_call_works_with_the_last_good_configuration(tmp_path) -> None:
     clock = BreakableClock(START)
-    p = plugin_in(tmp_path, clock=clock)
+    logged = []
+    p = plugin_in(tmp_path, clock=clock, on_log=lambda level, message: logged.append((level, message)))
     p.init("{}", SERVICES)
     p.init('{"review":{"turnInterval":7}}', ["tools", "commands"])  # the last good one
     with pytest.raises(ConfigError):
@@ -143,6 +144,7 @@ def test_after_a_trap_the_next_call_works_with_the_last_good_configuration(tmp_p
         assert status["turnInterval"] == 7
         assert p.guidance() is None, "services of the last good init: no system-prompt"
     assert p.replacements == 2
+    assert logged.count(("error", "plugin export `events.tick` trapped: the clock broke; the instance was replaced")) == 2
 
 
 def test_a_call_past_its_deadline_is_stopped_and_the_instance_replaced(tmp_path) -> None:

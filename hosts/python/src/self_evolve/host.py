@@ -148,6 +148,7 @@ class Plugin:
         self._engine = engine()
         self._linker = component.Linker(self._engine)
         adapter.define_imports(self._linker, fs=fs, http=http, provider=provider, clock=clock, log=log)
+        self._log = log
         self._last_init: Optional[tuple] = None
         #: How many times the instance was replaced after a failure.
         self.replacements = 0
@@ -206,7 +207,9 @@ class Plugin:
                 # replaced; the interrupt goes on to the caller as raised.
                 raise escaped from None
             tail = "the instance was replaced" if why is None else f"replacing the instance failed: {why}"
-            raise PluginTrap(export, reason, f"plugin export `{export}` {what}; {tail}") from e
+            message = f"plugin export `{export}` {what}; {tail}"
+            self._log("error", message)  # as the Rust host logs a trap: the operator sees it too
+            raise PluginTrap(export, reason, message) from e
 
     def _result(self, interface: str, name: str, *args: Any) -> Any:
         ok, payload = adapter.split_result(self._call(interface, name, *args))
