@@ -12,7 +12,7 @@ It relies on wasmtime-py internals that are the same from 44 to 51 (`_func.Func.
 stock paths are used, which are slower but equivalent."""
 from __future__ import annotations
 
-from ctypes import CFUNCTYPE, byref, c_void_p, create_string_buffer, pointer
+from ctypes import CFUNCTYPE, byref, c_void_p, create_string_buffer, memmove, pointer
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from wasmtime import _ffi as ffi
@@ -62,11 +62,28 @@ def _memo_method(method: Callable[[Any], Any], key: str) -> Callable[[Any], Any]
     return call
 
 
+def _bytes_to_capi(s: Any) -> Any:
+    """wasmtime-py's `bytes_to_capi` without its intermediate ctypes array: every string that
+    enters the guest (each record field's name among them) is copied once, not twice."""
+    if type(s) is not bytes:
+        return _stock_bytes_to_capi(s)
+    vec = ffi.wasm_byte_vec_t()
+    ffi.wasm_byte_vec_new_uninitialized(byref(vec), len(s))
+    if s:
+        memmove(vec.data, s, len(s))
+    return vec
+
+
+_stock_bytes_to_capi = getattr(ffi, "bytes_to_capi", None)
+
+
 def install_type_caches() -> None:
-    """Each value type object remembers its parts once read. Idempotent; a part this version of
-    wasmtime-py does not have is left alone."""
+    """Each value type object remembers its parts once read, and strings are copied in once.
+    Idempotent; a part this version of wasmtime-py does not have is left alone."""
     if _types_cached[0]:
         return
+    if _stock_bytes_to_capi is not None and hasattr(ffi, "wasm_byte_vec_new_uninitialized"):
+        ffi.bytes_to_capi = _bytes_to_capi  # str_to_capi looks it up in the module each call
     for cls_name, attr in _TYPE_PARTS:
         cls = getattr(component_types, cls_name, None)
         prop = cls.__dict__.get(attr) if cls is not None else None
@@ -106,14 +123,24 @@ class ExportCaller:
                 n += 1
             result_space = ffi.wasmtime_component_val_t() if self._result is not None else None
             result_capi = byref(result_space) if result_space is not None else None
-            func = self._func._func
-            context = store._context()
-            _enter.enter_wasm(lambda: ffi.wasmtime_component_func_call(
-                byref(func), context, param_capi, n, result_capi, 1 if result_space is not None else 0))
+            error = _RAW_FUNC_CALL(byref(self._func._func), store._context(), param_capi, n, result_capi,
+                                   1 if result_space is not None else 0)
+            if error:
+                _enter.enter_wasm(lambda: error)  # raises it, with an import's exception if one was kept
             return None if result_space is None else self._result.convert_from_c(result_space)
         finally:
             for i in range(n):
                 ffi.wasmtime_component_val_delete(byref(param_capi[i]))
+
+
+# The ctypes functions themselves, not wasmtime-py's one-line Python wrappers around them.
+_RAW_FUNC_CALL = getattr(ffi, "_wasmtime_component_func_call", None) or ffi.wasmtime_component_func_call
+_RAW_SET_DEADLINE = getattr(ffi, "_wasmtime_context_set_epoch_deadline", None) or ffi.wasmtime_context_set_epoch_deadline
+
+
+def set_epoch_deadline(store: Any, ticks: int) -> None:
+    """`store.set_epoch_deadline(ticks)`, one Python frame shorter: it runs before every call."""
+    _RAW_SET_DEADLINE(store._context(), ticks)
 
 
 def export_caller(func: Any, store: Any) -> Callable[..., Any]:

@@ -185,7 +185,7 @@ class Plugin:
 
     def _call_raw(self, interface: str, name: str, *args: Any) -> Any:
         f = self._exports.func(interface, name)
-        self._store.set_epoch_deadline(self._ticks())
+        _fastcall.set_epoch_deadline(self._store, self._ticks())
         return f(self._store, *args)
 
     def _call(self, interface: str, name: str, *args: Any) -> Any:
