@@ -326,3 +326,22 @@ def test_a_40_mb_event_text_is_clipped_before_it_enters_never_inside_a_character
     clipped = clip_event_text("a" + huge)
     assert len(clipped.encode("utf-8")) == MAX_EVENT_TEXT_BYTES - 1  # the last é would not fit whole
     assert clipped.startswith("aé") and clipped.endswith("é")
+
+
+def test_a_provider_whose_start_raises_refuses_the_review_and_the_plugin_lives_on(tmp_path) -> None:
+    from self_evolve import ScriptedProvider
+
+    class NoReviewer(ScriptedProvider):
+        def start(self, spec):
+            raise RuntimeError("no reviewer today")
+
+    clock = ManualClock(START)
+    logged = []
+    p = plugin_in(tmp_path, clock=clock, provider=NoReviewer(clock), on_log=lambda level, message: logged.append((level, message)))
+    p.init("{}", SERVICES)
+    ctx = user_context("s1")
+    p.user_message(ctx, "hi")
+    assert p.command(ctx, "review now") == "review not started: subagent start refused: no reviewer today"
+    assert ("warn", "review not started: the subagent provider refused (no reviewer today)") in logged
+    assert p.replacements == 0
+    assert create(p, "after-no-reviewer")["status"] == "written"
