@@ -270,6 +270,7 @@ def test_an_interrupt_inside_an_import_reaches_the_caller_and_the_instance_is_re
     assert p.replacements >= 2  # the re-init of a replacement may meet the same interrupt
 
 
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
 def test_a_forked_child_keeps_its_call_deadline(tmp_path) -> None:
     import os
 

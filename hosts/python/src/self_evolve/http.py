@@ -176,6 +176,11 @@ def _exchange(url: str, headers: list, body: bytes, timeout_s: float) -> HttpRes
             except OSError:
                 pass
 
+    # http.client closes the socket as soon as a head says `Connection: close` (and from 3.13
+    # the socket object with it), while the body is still to be read with the deadline re-armed:
+    # the socket is closed here, in `finally`, instead.
+    close = conn.close
+    conn.close = lambda: None  # type: ignore[method-assign]
     watchdog = threading.Timer(timeout_s, expire)
     watchdog.daemon = True
     watchdog.start()
@@ -186,7 +191,7 @@ def _exchange(url: str, headers: list, body: bytes, timeout_s: float) -> HttpRes
         conn.putheader("Content-Length", str(len(body)))
         if conn.sock is None:
             conn.connect()  # within the timeout per address; DNS has none (as http.client)
-        sock = conn.sock  # kept: getresponse() drops conn.sock when the server will close
+        sock = conn.sock
         sockets.append(sock)
         if fired.is_set():
             raise TimeoutError("deadline passed")
@@ -207,7 +212,7 @@ def _exchange(url: str, headers: list, body: bytes, timeout_s: float) -> HttpRes
         # cap) would keep it open until garbage collection.
         if response is not None:
             response.close()
-        conn.close()
+        close()
 
 
 def _connection(url: str, timeout_s: float) -> tuple:
