@@ -39,6 +39,8 @@ from .types import (
     ToolSpec,
 )
 
+#: The least time instantiation gets, whatever the call deadline.
+INSTANTIATE_DEADLINE_MS = 1000
 #: The longest event text (message, tool arguments or output) passed into the instance.
 MAX_EVENT_TEXT_BYTES = 1 << 20
 #: The plugin's own bound on a `/skills` line (`command::MAX_LINE_BYTES`).
@@ -166,8 +168,9 @@ class Plugin:
         store = wasmtime.Store(self._engine)
         # Tables capped as the Rust host caps them (host-test/src/state.rs).
         store.set_limits(memory_size=self.limits.memory_bytes, table_elements=100_000)
-        # Instantiation runs guest code too: without a deadline set first it traps at once.
-        store.set_epoch_deadline(self._ticks())
+        # Instantiation runs guest code too: without a deadline set first it traps at once. It
+        # gets at least INSTANTIATE_DEADLINE_MS, so a short call deadline cannot fail the load.
+        store.set_epoch_deadline(max(self._ticks(), INSTANTIATE_DEADLINE_MS // EPOCH_TICK_MS))
         instance = self._linker.instantiate(store, self._component)
         self._store, self._exports = store, adapter.Exports(instance, store)
 
