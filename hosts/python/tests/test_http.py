@@ -292,7 +292,7 @@ def test_a_trickled_head_or_chunk_line_cannot_stretch_the_deadline(shape):
     with serve(trickle) as (url, _):
         started = time.monotonic()
         assert denied(HttpCap({"gate": {"url": url}}), request(timeout_ms=400)) == "timeout"
-        assert time.monotonic() - started < 1.0
+        assert time.monotonic() - started < 1.5
 
 
 def free_port():
