@@ -15,6 +15,7 @@ from __future__ import annotations
 from ctypes import CFUNCTYPE, byref, c_void_p, create_string_buffer, memmove, pointer
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from wasmtime import _bindings
 from wasmtime import _ffi as ffi
 from wasmtime.component import _enter
 from wasmtime.component import _types as component_types
@@ -133,14 +134,12 @@ class ExportCaller:
                 ffi.wasmtime_component_val_delete(byref(param_capi[i]))
 
 
-# The ctypes functions themselves, not wasmtime-py's one-line Python wrappers around them.
-_RAW_FUNC_CALL = getattr(ffi, "_wasmtime_component_func_call", None) or ffi.wasmtime_component_func_call
-_RAW_SET_DEADLINE = getattr(ffi, "_wasmtime_context_set_epoch_deadline", None) or ffi.wasmtime_context_set_epoch_deadline
-
-
-def set_epoch_deadline(store: Any, ticks: int) -> None:
-    """`store.set_epoch_deadline(ticks)`, one Python frame shorter: it runs before every call."""
-    _RAW_SET_DEADLINE(store._context(), ticks)
+# The ctypes functions themselves (private names of `wasmtime._bindings`, which `_ffi`'s star
+# import leaves out), not wasmtime-py's one-line Python wrappers around them.
+_RAW_FUNC_CALL = getattr(_bindings, "_wasmtime_component_func_call", None) or ffi.wasmtime_component_func_call
+#: `store.set_epoch_deadline(ticks)` is `set_epoch_deadline(store._context(), ticks)`; it runs before every call.
+set_epoch_deadline = (getattr(_bindings, "_wasmtime_context_set_epoch_deadline", None)
+                      or ffi.wasmtime_context_set_epoch_deadline)
 
 
 def export_caller(func: Any, store: Any) -> Callable[..., Any]:

@@ -188,8 +188,9 @@ class Plugin:
 
     def _call_raw(self, interface: str, name: str, *args: Any) -> Any:
         f = self._exports.func(interface, name)
-        _fastcall.set_epoch_deadline(self._store, self._ticks())
-        return f(self._store, *args)
+        store = self._store
+        _fastcall.set_epoch_deadline(store._context(), self._ticks())
+        return f(store, *args)
 
     def _call(self, interface: str, name: str, *args: Any) -> Any:
         export = f"{interface}.{name}"
