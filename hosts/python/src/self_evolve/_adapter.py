@@ -123,7 +123,6 @@ def install_bulk_bytes() -> None:
     global _bulk_installed
     if _bulk_installed:
         return
-    _fastcall.install_type_caches()
     if (_VAL_SIZE, _KIND_AT, _PAYLOAD_AT) != (32, 0, 8):
         return
     list_type = component_types.ListType
@@ -169,10 +168,11 @@ def call_context(ctx: CallContext) -> Record:
     if ctx.origin not in ("user", "subagent"):
         raise ValueError(f"origin must be 'user' or 'subagent', not {ctx.origin!r}")
     return record(session=guest_text(ctx.session), agent=guest_text(ctx.agent), origin=ctx.origin,
-                  depth=_u32(ctx.depth), cwd=guest_text(ctx.cwd))
+                  depth=u32(ctx.depth), cwd=guest_text(ctx.cwd))
 
 
-def _u32(n: int) -> int:
+def u32(n: int) -> int:
+    """An int checked to be a u32 before it enters (wasmtime-py would fail deep inside a call)."""
     if not 0 <= n <= 0xFFFFFFFF:
         raise ValueError(f"{n} is not a u32")
     return int(n)
@@ -224,7 +224,7 @@ def review_request(req: Any) -> Record:
         branch=req.branch,
         commit=req.commit,
         uncommitted=bool(req.uncommitted),
-        max_iter=None if req.max_iter is None else _u32(req.max_iter),
+        max_iter=None if req.max_iter is None else u32(req.max_iter),
         token_ceiling=None if req.token_ceiling is None else u64(req.token_ceiling),
         independence=independence,
         self_review_ack=req.self_review_ack,

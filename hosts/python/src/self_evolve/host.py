@@ -280,7 +280,7 @@ class Plugin:
     # ---- catalog: what an agent may be served ----
 
     def catalog_skills(self, ctx: CallContext, offset: int = 0, limit: int = 100) -> CatalogPage:
-        page = self._result("catalog", "skills", adapter.call_context(ctx), _u32(offset), _u32(limit))
+        page = self._result("catalog", "skills", adapter.call_context(ctx), adapter.u32(offset), adapter.u32(limit))
         return adapter.catalog_page(page)
 
     def catalog_get(self, ctx: CallContext, name: str) -> ServedSkill:
@@ -376,12 +376,6 @@ class Plugin:
         return lines
 
 
-def _u32(n: int) -> int:
-    if not 0 <= n <= 0xFFFFFFFF:
-        raise ValueError(f"{n} is not a u32")
-    return int(n)
-
-
 def _bound(name: str, value: str, limit: int) -> None:
     n = _utf8_len(value)
     if n > limit:
@@ -417,6 +411,7 @@ def load_plugin(*, fs: Union[FsCap, dict, None] = None, endpoints: Optional[dict
     provider (default: a `ScriptedProvider`). `cache_dir`: True for the default cache folder,
     a path, or False/None for no disk cache."""
     adapter.install_bulk_bytes()
+    _fastcall.install_type_caches()
     clock = clock if clock is not None else SystemClock()
     log = on_log or stderr_log(log_level)
     if isinstance(fs, FsCap):
