@@ -14,14 +14,16 @@
 
 mod judge;
 mod keyed;
+mod prefilter;
 mod rules;
 mod shapes;
 
-use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickKind, Anchored, Input, MatchKind, StartKind};
+use prefilter::Teddy;
 use regex::bytes::Regex;
 pub use rules::RuleId;
 use rules::{KEYWORDS, MAX_TOKEN, TOKEN_RULES};
-use std::ops::Range;
+use std::ops::{ControlFlow, Range};
 use std::sync::OnceLock;
 
 /// A scan stops after this many findings: enough to refuse and to show where; a file made of
@@ -44,71 +46,125 @@ enum Probe {
     Sas,
 }
 
+/// Whether anchors are found through `prefilter` (the component, on wasm SIMD128) rather than
+/// by aho-corasick's own search reading every byte (native builds, where nothing but tests and
+/// benchmarks runs the scanner).
+const FILTERED: bool = cfg!(all(target_arch = "wasm32", target_feature = "simd128"));
+
 struct Scanner {
+    /// The anchors' DFA: unanchored for `find_iter`, anchored for confirming the prefilter's
+    /// candidates (both in tests, which compare the two).
     anchors: AhoCorasick,
+    /// The candidate filter, where `FILTERED` (and in tests).
+    teddy: Option<Teddy>,
     /// Per anchor pattern, the probes it triggers.
     probes: Vec<Vec<Probe>>,
     /// Per token rule, its pattern anchored at the token's start.
     tokens: Vec<Regex>,
 }
 
+/// Every anchor the automaton searches for, and per anchor the probes it triggers.
+fn anchor_table() -> (Vec<String>, Vec<Vec<Probe>>) {
+    let mut patterns: Vec<String> = Vec::new();
+    let mut probes: Vec<Vec<Probe>> = Vec::new();
+    let mut add = |pattern: String, probe: Probe| match patterns.iter().position(|p| *p == pattern) {
+        Some(i) => probes[i].push(probe),
+        None => {
+            patterns.push(pattern);
+            probes.push(vec![probe]);
+        }
+    };
+    for (i, rule) in TOKEN_RULES.iter().enumerate() {
+        for anchor in rule.anchors {
+            add((*anchor).to_string(), Probe::Token(i));
+            // `key-id: …` is read by the mailgun rule's anchor; the key rule still needs it.
+            if KEYWORDS.iter().any(|k| anchor.to_ascii_lowercase().starts_with(k)) {
+                add((*anchor).to_string(), Probe::Keyed);
+            }
+        }
+    }
+    for word in KEYWORDS {
+        let capitalised = format!("{}{}", word[..1].to_ascii_uppercase(), &word[1..]);
+        for spelling in [word.to_string(), word.to_ascii_uppercase(), capitalised] {
+            add(spelling.clone(), Probe::Keyed);
+            if *word == "auth" {
+                add(spelling, Probe::Authorization);
+            }
+        }
+    }
+    for (anchor, probe) in [
+        ("://", Probe::Url),
+        ("machine", Probe::Netrc),
+        ("mysql", Probe::Mysql),
+        (":5432:", Probe::Pgpass),
+        (":5433:", Probe::Pgpass),
+        (":6432:", Probe::Pgpass),
+        (":*:", Probe::Pgpass),
+        ("-----BEGIN", Probe::Pem),
+        ("LS0tLS1CRUdJTi", Probe::Base64Pem),
+        ("eyJ", Probe::Jwt),
+        ("sig=", Probe::Sas),
+    ] {
+        add(anchor.to_string(), probe);
+    }
+    (patterns, probes)
+}
+
 fn scanner() -> &'static Scanner {
     static SCANNER: OnceLock<Scanner> = OnceLock::new();
     SCANNER.get_or_init(|| {
-        let mut patterns: Vec<String> = Vec::new();
-        let mut probes: Vec<Vec<Probe>> = Vec::new();
-        let mut add = |pattern: String, probe: Probe| match patterns.iter().position(|p| *p == pattern) {
-            Some(i) => probes[i].push(probe),
-            None => {
-                patterns.push(pattern);
-                probes.push(vec![probe]);
-            }
-        };
-        for (i, rule) in TOKEN_RULES.iter().enumerate() {
-            for anchor in rule.anchors {
-                add((*anchor).to_string(), Probe::Token(i));
-                // `key-id: …` is read by the mailgun rule's anchor; the key rule still needs it.
-                if KEYWORDS.iter().any(|k| anchor.to_ascii_lowercase().starts_with(k)) {
-                    add((*anchor).to_string(), Probe::Keyed);
-                }
-            }
-        }
-        for word in KEYWORDS {
-            let capitalised = format!("{}{}", word[..1].to_ascii_uppercase(), &word[1..]);
-            for spelling in [word.to_string(), word.to_ascii_uppercase(), capitalised] {
-                add(spelling.clone(), Probe::Keyed);
-                if *word == "auth" {
-                    add(spelling, Probe::Authorization);
-                }
-            }
-        }
-        for (anchor, probe) in [
-            ("://", Probe::Url),
-            ("machine", Probe::Netrc),
-            ("mysql", Probe::Mysql),
-            (":5432:", Probe::Pgpass),
-            (":5433:", Probe::Pgpass),
-            (":6432:", Probe::Pgpass),
-            (":*:", Probe::Pgpass),
-            ("-----BEGIN", Probe::Pem),
-            ("LS0tLS1CRUdJTi", Probe::Base64Pem),
-            ("eyJ", Probe::Jwt),
-            ("sig=", Probe::Sas),
-        ] {
-            add(anchor.to_string(), probe);
-        }
+        let (patterns, probes) = anchor_table();
         // Built-in patterns: a failure here is a bug caught by the unit tests, never input.
+        let start_kind = match (cfg!(test), FILTERED) {
+            (true, _) => StartKind::Both,
+            (false, true) => StartKind::Anchored,
+            (false, false) => StartKind::Unanchored,
+        };
         let anchors = AhoCorasick::builder()
             .match_kind(MatchKind::LeftmostLongest)
             .kind(Some(AhoCorasickKind::DFA))
+            .start_kind(start_kind)
             .build(&patterns)
             .unwrap_or_else(|e| panic!("scanner anchors: {e}"));
         let tokens = TOKEN_RULES
             .iter()
             .map(|r| Regex::new(&format!("^(?:{})", r.pattern)).unwrap_or_else(|e| panic!("{}: {e}", r.rule.id())))
             .collect();
-        Scanner { anchors, probes, tokens }
+        let teddy = (cfg!(test) || FILTERED).then(|| {
+            let bytes: Vec<&[u8]> = patterns.iter().map(|p| p.as_bytes()).collect();
+            Teddy::new(&bytes)
+        });
+        Scanner { anchors, teddy, probes, tokens }
     })
+}
+
+/// Every anchor in `b` as `find_iter` yields them (leftmost-longest, not overlapping), as
+/// (start, pattern), until `found` says stop.
+fn each_anchor(s: &Scanner, b: &[u8], mut found: impl FnMut(usize, usize) -> ControlFlow<()>) {
+    if let Some(teddy) = s.teddy.as_ref().filter(|_| FILTERED) {
+        return filtered_anchors(s, teddy, b, found);
+    }
+    for m in s.anchors.find_iter(b) {
+        if found(m.start(), m.pattern().as_usize()).is_break() {
+            return;
+        }
+    }
+}
+
+/// `each_anchor` through the prefilter: each candidate position is confirmed by the anchored
+/// DFA, and the walk goes on from the end of what it matched, as `find_iter` does.
+fn filtered_anchors(s: &Scanner, teddy: &Teddy, b: &[u8], mut found: impl FnMut(usize, usize) -> ControlFlow<()>) {
+    teddy.candidates(b, |pos| {
+        let input = Input::new(b).range(pos..).anchored(Anchored::Yes);
+        // Built with anchored starts: an error here is a bug the unit tests catch, never input.
+        match s.anchors.try_find(input).unwrap_or_else(|e| panic!("anchored anchor search: {e}")) {
+            Some(m) => {
+                found(m.start(), m.pattern().as_usize())?;
+                ControlFlow::Continue(m.end())
+            }
+            None => ControlFlow::Continue(pos + 1),
+        }
+    });
 }
 
 /// A credential found by `scan_secrets`: never the value, only where it is and what names it.
@@ -168,13 +224,12 @@ impl Covered {
 }
 
 /// Calls `found` for each credential in `text`, in order of position, until it says stop.
-pub fn each_secret(text: &str, mut found: impl FnMut(Hit) -> std::ops::ControlFlow<()>) {
+pub fn each_secret(text: &str, mut found: impl FnMut(Hit) -> ControlFlow<()>) {
     let s = scanner();
     let b = text.as_bytes();
     let mut covered = Covered::new();
-    for m in s.anchors.find_iter(b) {
-        let at = m.start();
-        for &probe in &s.probes[m.pattern().as_usize()] {
+    each_anchor(s, b, |at, pattern| {
+        for &probe in &s.probes[pattern] {
             let hit = match probe {
                 Probe::Token(i) => {
                     if at < covered.tokens[i] {
@@ -230,10 +285,11 @@ pub fn each_secret(text: &str, mut found: impl FnMut(Hit) -> std::ops::ControlFl
             if let Some(hit) = hit
                 && found(hit).is_break()
             {
-                return;
+                return ControlFlow::Break(());
             }
         }
-    }
+        ControlFlow::Continue(())
+    });
 }
 
 /// A fixed-format token from its anchor: starts after a non-token byte, matches its pattern
@@ -406,3 +462,6 @@ fn redact(value: &str) -> String {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod prefilter_tests;

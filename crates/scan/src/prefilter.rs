@@ -1,0 +1,290 @@
+//! The anchor search's candidate filter in the component: a Teddy-style nibble test on wasm
+//! SIMD128 that skips ordinary text sixteen bytes at a time.
+//!
+//! Why it exists: aho-corasick's own Teddy is built for x86-64 and aarch64 only and steps aside
+//! past 64 patterns (the scanner has over a hundred anchors), so inside the component the
+//! anchor DFA read every byte, about three times slower than the same DFA natively. Here the
+//! anchors are grouped into sixteen buckets (two passes of eight); a bucket's tables say, per
+//! byte of the first four, which low and which high nibbles its anchors have there. A position
+//! passes when some bucket accepts all four bytes; only then does the anchored DFA look.
+//!
+//! Never misses: every byte an anchor has at one of its first four positions is in its
+//! bucket's tables, and positions past an anchor's end accept anything (`tests` compare the
+//! candidates' matches with aho-corasick's `find_iter` on every kind of text). How many others
+//! pass depends on the buckets: anchors are placed to keep each bucket's acceptance rare under
+//! a rough model of Markdown prose, which lets about one position in a hundred through.
+//!
+//! Owns: the bucket layout, the nibble tables and the candidate walk. Knows nothing of rules.
+
+use std::ops::ControlFlow;
+
+/// Bytes of each anchor the tables test: the scanner's shortest anchors are two bytes, most
+/// are four or more.
+const WIDTH: usize = 4;
+/// Lanes per block, and the bytes past a block's start that one block reads.
+const LANES: usize = 16;
+const READS: usize = LANES + WIDTH - 1;
+
+/// The nibble tables of sixteen buckets: `lo[pass][j][n]` has bit `k` set when bucket
+/// `8 * pass + k` has an anchor whose byte `j` has low nibble `n` (or is shorter than `j + 1`);
+/// `hi` the same for high nibbles.
+pub struct Teddy {
+    lo: [[[u8; LANES]; WIDTH]; 2],
+    hi: [[[u8; LANES]; WIDTH]; 2],
+}
+
+impl Teddy {
+    pub fn new(patterns: &[&[u8]]) -> Teddy {
+        let buckets = assign_buckets(patterns);
+        let mut teddy = Teddy { lo: [[[0; LANES]; WIDTH]; 2], hi: [[[0; LANES]; WIDTH]; 2] };
+        for (bucket, members) in buckets.iter().enumerate() {
+            let (pass, bit) = (bucket / 8, 1u8 << (bucket % 8));
+            for pattern in members {
+                for j in 0..WIDTH {
+                    match pattern.get(j) {
+                        Some(&b) => {
+                            teddy.lo[pass][j][usize::from(b & 0x0F)] |= bit;
+                            teddy.hi[pass][j][usize::from(b >> 4)] |= bit;
+                        }
+                        None => {
+                            for n in 0..LANES {
+                                teddy.lo[pass][j][n] |= bit;
+                                teddy.hi[pass][j][n] |= bit;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        teddy
+    }
+
+    /// Calls `at` with every position of `hay` where an anchor may start, in increasing order.
+    /// `at` answers where to go on from (a match's end: positions inside it are skipped), or
+    /// stops the walk.
+    pub fn candidates(&self, hay: &[u8], mut at: impl FnMut(usize) -> ControlFlow<(), usize>) {
+        let tables = Tables::load(self);
+        let mut start = 0;
+        while start < hay.len() {
+            // Whole blocks read the text in place; the last bytes are copied into a block padded
+            // with zeros. An anchor that fits still has its real bytes there: the padding only
+            // meets an anchor's positions past its end (which accept anything) or anchors that
+            // cannot fit.
+            let mut padded = [0u8; READS];
+            let block: &[u8; READS] = match hay.get(start..start + READS).and_then(|w| w.try_into().ok()) {
+                Some(window) => window,
+                None => {
+                    let rest = &hay[start..];
+                    padded[..rest.len()].copy_from_slice(rest);
+                    &padded
+                }
+            };
+            let mut mask = tables.block(block);
+            let mut next = start + LANES;
+            while mask != 0 {
+                let pos = start + mask.trailing_zeros() as usize;
+                mask &= mask - 1;
+                if pos >= hay.len() {
+                    return;
+                }
+                match at(pos) {
+                    ControlFlow::Break(()) => return,
+                    ControlFlow::Continue(resume) if resume >= start + LANES => {
+                        next = resume;
+                        break;
+                    }
+                    // Lanes before `resume` lie inside what was just matched.
+                    ControlFlow::Continue(resume) => mask &= !0u16 << (resume.max(pos + 1) - start),
+                }
+            }
+            start = next;
+        }
+    }
+}
+
+/// The tables in the form one block's test uses: vectors on wasm SIMD128, arrays elsewhere
+/// (the scalar form runs the same test lane by lane, for the native tests).
+struct Tables {
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    v: [[(core::arch::wasm32::v128, core::arch::wasm32::v128); WIDTH]; 2],
+    #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+    t: [[([u8; LANES], [u8; LANES]); WIDTH]; 2],
+}
+
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+impl Tables {
+    fn load(teddy: &Teddy) -> Tables {
+        let v = core::array::from_fn(|pass| {
+            core::array::from_fn(|j| (vector(&teddy.lo[pass][j]), vector(&teddy.hi[pass][j])))
+        });
+        Tables { v }
+    }
+
+    /// Bit `i` set when some bucket accepts the four bytes from `block[i]`.
+    #[inline(always)]
+    fn block(&self, block: &[u8; READS]) -> u16 {
+        use core::arch::wasm32::*;
+        let low = u8x16_splat(0x0F);
+        let mut pass = [u8x16_splat(0xFF); 2];
+        for j in 0..WIDTH {
+            let mut lanes = [0u8; LANES];
+            lanes.copy_from_slice(&block[j..j + LANES]);
+            let bytes = vector(&lanes);
+            let (lo, hi) = (v128_and(bytes, low), u8x16_shr(bytes, 4));
+            for (p, acc) in pass.iter_mut().enumerate() {
+                let (lo_table, hi_table) = self.v[p][j];
+                *acc = v128_and(*acc, v128_and(u8x16_swizzle(lo_table, lo), u8x16_swizzle(hi_table, hi)));
+            }
+        }
+        u8x16_bitmask(u8x16_ne(v128_or(pass[0], pass[1]), u8x16_splat(0)))
+    }
+}
+
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+#[inline(always)]
+fn vector(b: &[u8; LANES]) -> core::arch::wasm32::v128 {
+    core::arch::wasm32::u8x16(
+        b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15],
+    )
+}
+
+#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+impl Tables {
+    fn load(teddy: &Teddy) -> Tables {
+        Tables { t: core::array::from_fn(|pass| core::array::from_fn(|j| (teddy.lo[pass][j], teddy.hi[pass][j]))) }
+    }
+
+    fn block(&self, block: &[u8; READS]) -> u16 {
+        let mut mask = 0u16;
+        for lane in 0..LANES {
+            let mut acc = 0xFFFFu16;
+            for j in 0..WIDTH {
+                let b = block[lane + j];
+                let per_pass = |p: usize| {
+                    let (lo, hi) = &self.t[p][j];
+                    u16::from(lo[usize::from(b & 0x0F)] & hi[usize::from(b >> 4)]) << (8 * p)
+                };
+                acc &= per_pass(0) | per_pass(1);
+            }
+            if acc != 0 {
+                mask |= 1 << lane;
+            }
+        }
+        mask
+    }
+}
+
+/// Sixteen buckets of patterns. Patterns alike in their first bytes (`pass`, `PASS`, `Pass`)
+/// go together; each group goes where it adds least to its bucket's chance of accepting a
+/// position of prose, the groups most likely to accept first.
+fn assign_buckets<'p>(patterns: &[&'p [u8]]) -> Vec<Vec<&'p [u8]>> {
+    let weights = nibble_weights();
+    let mut groups: Vec<Group<'p>> = Vec::new();
+    for &p in patterns {
+        let key: Vec<u8> = p.iter().take(WIDTH).map(u8::to_ascii_lowercase).collect();
+        let at = match groups.iter().position(|g| g.key == key) {
+            Some(at) => at,
+            None => {
+                groups.push(Group { key, members: Vec::new(), masks: Masks::default() });
+                groups.len() - 1
+            }
+        };
+        groups[at].members.push(p);
+        groups[at].masks.add(p);
+    }
+    groups.sort_by(|a, b| {
+        b.masks.acceptance(&weights).total_cmp(&a.masks.acceptance(&weights)).then_with(|| a.key.cmp(&b.key))
+    });
+    let mut buckets: Vec<Group<'p>> = (0..16).map(|_| Group::default()).collect();
+    for group in groups {
+        let cost = |bucket: &Masks| {
+            let before = if bucket.is_empty() { 0.0 } else { bucket.acceptance(&weights) };
+            bucket.union(&group.masks).acceptance(&weights) - before
+        };
+        let mut best = 0;
+        for k in 1..buckets.len() {
+            if cost(&buckets[k].masks) < cost(&buckets[best].masks) {
+                best = k;
+            }
+        }
+        buckets[best].masks = buckets[best].masks.union(&group.masks);
+        buckets[best].members.extend(group.members);
+    }
+    buckets.into_iter().map(|b| b.members).collect()
+}
+
+/// Patterns that share their first bytes but for case, and what their tables accept.
+#[derive(Default)]
+struct Group<'p> {
+    key: Vec<u8>,
+    members: Vec<&'p [u8]>,
+    masks: Masks,
+}
+
+/// The nibbles a bucket accepts at each tested byte: bit `n` of `lo[j]` for low nibble `n`.
+#[derive(Clone, Copy, Default)]
+struct Masks {
+    lo: [u16; WIDTH],
+    hi: [u16; WIDTH],
+}
+
+impl Masks {
+    fn add(&mut self, pattern: &[u8]) {
+        for j in 0..WIDTH {
+            match pattern.get(j) {
+                Some(&b) => {
+                    self.lo[j] |= 1 << (b & 0x0F);
+                    self.hi[j] |= 1 << (b >> 4);
+                }
+                None => (self.lo[j], self.hi[j]) = (0xFFFF, 0xFFFF),
+            }
+        }
+    }
+
+    fn union(&self, other: &Masks) -> Masks {
+        Masks {
+            lo: core::array::from_fn(|j| self.lo[j] | other.lo[j]),
+            hi: core::array::from_fn(|j| self.hi[j] | other.hi[j]),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.lo.iter().all(|&m| m == 0)
+    }
+
+    /// The chance this bucket accepts a position of prose: per tested byte, the share of
+    /// prose bytes its nibbles let through, multiplied.
+    fn acceptance(&self, weights: &[[f64; 16]; 16]) -> f64 {
+        (0..WIDTH)
+            .map(|j| {
+                let bits = |m: u16| (0..16).filter(move |n| m & (1 << n) != 0);
+                bits(self.hi[j]).flat_map(|h| bits(self.lo[j]).map(move |l| weights[h][l])).sum::<f64>()
+            })
+            .product()
+    }
+}
+
+/// `weights[hi][lo]`: the share of prose bytes with these nibbles (see `prose_weight`).
+fn nibble_weights() -> [[f64; 16]; 16] {
+    let total: f64 = (0..=255u8).map(prose_weight).sum();
+    core::array::from_fn(|h| core::array::from_fn(|l| prose_weight((h * 16 + l) as u8) / total))
+}
+
+/// How common a byte is in English Markdown, roughly (letter frequencies of English text;
+/// capitals, digits and punctuation far rarer). Only the buckets' layout depends on it.
+fn prose_weight(b: u8) -> f64 {
+    const LETTERS: [f64; 26] = [
+        8.2, 1.5, 2.8, 4.3, 12.7, 2.2, 2.0, 6.1, 7.0, 0.15, 0.8, 4.0, 2.4, 6.7, 7.5, 1.9, 0.1, 6.0, 6.3, 9.1, 2.8, 1.0,
+        2.4, 0.15, 2.0, 0.07,
+    ];
+    match b {
+        b' ' => 15.0,
+        b'a'..=b'z' => LETTERS[usize::from(b - b'a')] * 0.7,
+        b'A'..=b'Z' => LETTERS[usize::from(b - b'A')] * 0.035,
+        b'0'..=b'9' => 0.5,
+        b'\n' => 2.0,
+        b'.' | b',' | b'-' | b'_' | b':' | b'/' | b'`' | b'\'' | b'"' | b'(' | b')' | b'[' | b']' | b'#' | b'*'
+        | b'=' => 0.5,
+        _ => 0.05,
+    }
+}
