@@ -4,6 +4,8 @@
 
 use crate::library::scan::LineCounter;
 use regex::Regex;
+use self_evolve_scan::{FILTERED, Prefilter};
+use std::ops::ControlFlow;
 use std::sync::OnceLock;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -78,21 +80,73 @@ fn destructive() -> &'static [Regex] {
 
 /// Destructive shell and SQL idioms, as warnings.
 pub fn scan_destructive(text: &str) -> Vec<Finding> {
+    if FILTERED { by_command_lines(text) } else { by_rule(text) }
+}
+
+/// The words a destructive idiom starts with, at a word boundary (`drop` and `truncate` in any
+/// case): every rule's match begins with one of them.
+const COMMAND_WORDS: &[&str] = &["rm", "git", "drop", "truncate", "curl", "wget", "chmod", "mkfs", "dd"];
+
+fn finding(id: &'static str, what: &str, line: usize, matched: &str) -> Finding {
+    Finding {
+        rule: id,
+        severity: Severity::Warning,
+        line,
+        message: format!("`{}` {what}; say when it is safe, or use a safer form", matched.trim()),
+        fingerprint: None,
+    }
+}
+
+/// Each rule's regex over the whole text, findings in line order (regex's own literal search
+/// is fast where it has x86 or aarch64 SIMD).
+fn by_rule(text: &str) -> Vec<Finding> {
     let mut findings = Vec::new();
     for ((id, what, _), regex) in DESTRUCTIVE_RULES.iter().zip(destructive()) {
         let mut lines = LineCounter::default();
         for m in regex.find_iter(text) {
-            let line = lines.line_at(text, m.start());
-            findings.push(Finding {
-                rule: id,
-                severity: Severity::Warning,
-                line,
-                message: format!("`{}` {what}; say when it is safe, or use a safer form", m.as_str().trim()),
-                fingerprint: None,
-            });
+            findings.push(finding(id, what, lines.line_at(text, m.start()), m.as_str()));
         }
     }
     findings.sort_by_key(|f| f.line);
+    findings
+}
+
+/// The same findings, in the same order, from one pass: the prefilter finds where a command
+/// word may start, and only a line holding one at a word boundary is given to the rules. No
+/// rule's match crosses a line (each reads at most to the line's newline), so a line without a
+/// command word holds none. In the component this replaces eight passes of regex searches
+/// that had no SIMD literal search there.
+fn by_command_lines(text: &str) -> Vec<Finding> {
+    static WORDS: OnceLock<Prefilter> = OnceLock::new();
+    let words = WORDS.get_or_init(|| {
+        let spellings: Vec<String> =
+            COMMAND_WORDS.iter().flat_map(|w| [w.to_string(), w.to_ascii_uppercase()]).collect();
+        Prefilter::new(&spellings.iter().map(|w| w.as_bytes()).collect::<Vec<_>>())
+    });
+    let b = text.as_bytes();
+    let word_byte = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let mut findings = Vec::new();
+    let mut lines = LineCounter::default();
+    words.candidates(b, |pos| {
+        let starts_word = pos == 0 || !word_byte(b[pos - 1]);
+        let command = starts_word
+            && COMMAND_WORDS.iter().any(|w| {
+                b.get(pos..pos + w.len()).is_some_and(|s| s.eq_ignore_ascii_case(w.as_bytes()))
+                    && !b.get(pos + w.len()).is_some_and(|&c| word_byte(c))
+            });
+        if !command {
+            return ControlFlow::Continue(pos + 1);
+        }
+        let start = b[..pos].iter().rposition(|&c| c == b'\n').map_or(0, |i| i + 1);
+        let end = b[pos..].iter().position(|&c| c == b'\n').map_or(b.len(), |i| pos + i + 1);
+        let line = lines.line_at(text, start);
+        for ((id, what, _), regex) in DESTRUCTIVE_RULES.iter().zip(destructive()) {
+            for m in regex.find_iter(&text[start..end]) {
+                findings.push(finding(id, what, line, m.as_str()));
+            }
+        }
+        ControlFlow::Continue(end)
+    });
     findings
 }
 

@@ -18,7 +18,8 @@ mod prefilter;
 mod rules;
 mod shapes;
 
-use aho_corasick::{AhoCorasick, AhoCorasickKind, Anchored, Input, MatchKind, StartKind};
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
+pub use prefilter::Teddy as Prefilter;
 use prefilter::Teddy;
 use regex::bytes::Regex;
 pub use rules::RuleId;
@@ -46,15 +47,15 @@ enum Probe {
     Sas,
 }
 
-/// Whether anchors are found through `prefilter` (the component, on wasm SIMD128) rather than
-/// by aho-corasick's own search reading every byte (native builds, where nothing but tests and
+/// Whether literal searches go through `Prefilter` (the component, on wasm SIMD128) rather than
+/// through aho-corasick's or regex's own search (native builds, where nothing but tests and
 /// benchmarks runs the scanner).
-const FILTERED: bool = cfg!(all(target_arch = "wasm32", target_feature = "simd128"));
+pub const FILTERED: bool = cfg!(all(target_arch = "wasm32", target_feature = "simd128"));
 
 struct Scanner {
-    /// The anchors' DFA: unanchored for `find_iter`, anchored for confirming the prefilter's
-    /// candidates (both in tests, which compare the two).
-    anchors: AhoCorasick,
+    /// The anchors' DFA for `find_iter`, where not `FILTERED` (and in tests, which compare the
+    /// two searches).
+    anchors: Option<AhoCorasick>,
     /// The candidate filter, where `FILTERED` (and in tests).
     teddy: Option<Teddy>,
     /// Per anchor pattern, the probes it triggers.
@@ -115,17 +116,13 @@ fn scanner() -> &'static Scanner {
     SCANNER.get_or_init(|| {
         let (patterns, probes) = anchor_table();
         // Built-in patterns: a failure here is a bug caught by the unit tests, never input.
-        let start_kind = match (cfg!(test), FILTERED) {
-            (true, _) => StartKind::Both,
-            (false, true) => StartKind::Anchored,
-            (false, false) => StartKind::Unanchored,
-        };
-        let anchors = AhoCorasick::builder()
-            .match_kind(MatchKind::LeftmostLongest)
-            .kind(Some(AhoCorasickKind::DFA))
-            .start_kind(start_kind)
-            .build(&patterns)
-            .unwrap_or_else(|e| panic!("scanner anchors: {e}"));
+        let anchors = (cfg!(test) || !FILTERED).then(|| {
+            AhoCorasick::builder()
+                .match_kind(MatchKind::LeftmostLongest)
+                .kind(Some(AhoCorasickKind::DFA))
+                .build(&patterns)
+                .unwrap_or_else(|e| panic!("scanner anchors: {e}"))
+        });
         let tokens = TOKEN_RULES
             .iter()
             .map(|r| Regex::new(&format!("^(?:{})", r.pattern)).unwrap_or_else(|e| panic!("{}: {e}", r.rule.id())))
@@ -142,28 +139,25 @@ fn scanner() -> &'static Scanner {
 /// (start, pattern), until `found` says stop.
 fn each_anchor(s: &Scanner, b: &[u8], mut found: impl FnMut(usize, usize) -> ControlFlow<()>) {
     if let Some(teddy) = s.teddy.as_ref().filter(|_| FILTERED) {
-        return filtered_anchors(s, teddy, b, found);
+        return filtered_anchors(teddy, b, found);
     }
-    for m in s.anchors.find_iter(b) {
+    let Some(anchors) = &s.anchors else { return };
+    for m in anchors.find_iter(b) {
         if found(m.start(), m.pattern().as_usize()).is_break() {
             return;
         }
     }
 }
 
-/// `each_anchor` through the prefilter: each candidate position is confirmed by the anchored
-/// DFA, and the walk goes on from the end of what it matched, as `find_iter` does.
-fn filtered_anchors(s: &Scanner, teddy: &Teddy, b: &[u8], mut found: impl FnMut(usize, usize) -> ControlFlow<()>) {
-    teddy.candidates(b, |pos| {
-        let input = Input::new(b).range(pos..).anchored(Anchored::Yes);
-        // Built with anchored starts: an error here is a bug the unit tests catch, never input.
-        match s.anchors.try_find(input).unwrap_or_else(|e| panic!("anchored anchor search: {e}")) {
-            Some(m) => {
-                found(m.start(), m.pattern().as_usize())?;
-                ControlFlow::Continue(m.end())
-            }
-            None => ControlFlow::Continue(pos + 1),
+/// `each_anchor` through the prefilter: at each candidate position the longest anchor there, if
+/// any, and the walk goes on from its end, as `find_iter` does (leftmost-longest).
+fn filtered_anchors(teddy: &Teddy, b: &[u8], mut found: impl FnMut(usize, usize) -> ControlFlow<()>) {
+    teddy.candidates(b, |pos| match teddy.longest_at(b, pos) {
+        Some((pattern, end)) => {
+            found(pos, pattern)?;
+            ControlFlow::Continue(end)
         }
+        None => ControlFlow::Continue(pos + 1),
     });
 }
 

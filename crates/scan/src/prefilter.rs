@@ -6,7 +6,8 @@
 //! anchor DFA read every byte, about three times slower than the same DFA natively. Here the
 //! anchors are grouped into sixteen buckets (two passes of eight); a bucket's tables say, per
 //! byte of the first four, which low and which high nibbles its anchors have there. A position
-//! passes when some bucket accepts all four bytes; only then does the anchored DFA look.
+//! passes when some bucket accepts all four bytes; only there are the anchors that start with
+//! that byte compared (`longest_at`), which also spares the component building the DFA.
 //!
 //! Never misses: every byte an anchor has at one of its first four positions is in its
 //! bucket's tables, and positions past an anchor's end accept anything (`tests` compare the
@@ -14,7 +15,8 @@
 //! pass depends on the buckets: anchors are placed to keep each bucket's acceptance rare under
 //! a rough model of Markdown prose, which lets about one position in a hundred through.
 //!
-//! Owns: the bucket layout, the nibble tables and the candidate walk. Knows nothing of rules.
+//! Owns: the bucket layout, the nibble tables, the candidate walk and the exact match at a
+//! candidate. Knows nothing of rules: the lint's command words use it too.
 
 use std::ops::ControlFlow;
 
@@ -28,48 +30,101 @@ const READS: usize = LANES + WIDTH - 1;
 /// The nibble tables of sixteen buckets: `lo[pass][j][n]` has bit `k` set when bucket
 /// `8 * pass + k` has an anchor whose byte `j` has low nibble `n` (or is shorter than `j + 1`);
 /// `hi` the same for high nibbles.
+type NibbleTables = [[[u8; LANES]; WIDTH]; 2];
+
+/// The candidate filter over a set of literal patterns, and their exact match at a candidate.
 pub struct Teddy {
-    lo: [[[u8; LANES]; WIDTH]; 2],
-    hi: [[[u8; LANES]; WIDTH]; 2],
+    tables: Tables,
+    patterns: Vec<Vec<u8>>,
+    /// Per first byte, the patterns starting with it, longest first, each with its second byte
+    /// (compared before the whole pattern: most candidates fail there).
+    by_first_byte: Vec<Vec<(Option<u8>, usize)>>,
 }
 
 impl Teddy {
     pub fn new(patterns: &[&[u8]]) -> Teddy {
-        let buckets = assign_buckets(patterns);
-        let mut teddy = Teddy { lo: [[[0; LANES]; WIDTH]; 2], hi: [[[0; LANES]; WIDTH]; 2] };
-        for (bucket, members) in buckets.iter().enumerate() {
+        let (mut lo, mut hi): (NibbleTables, NibbleTables) = ([[[0; LANES]; WIDTH]; 2], [[[0; LANES]; WIDTH]; 2]);
+        for (bucket, members) in assign_buckets(patterns).iter().enumerate() {
             let (pass, bit) = (bucket / 8, 1u8 << (bucket % 8));
             for pattern in members {
                 for j in 0..WIDTH {
                     match pattern.get(j) {
                         Some(&b) => {
-                            teddy.lo[pass][j][usize::from(b & 0x0F)] |= bit;
-                            teddy.hi[pass][j][usize::from(b >> 4)] |= bit;
+                            lo[pass][j][usize::from(b & 0x0F)] |= bit;
+                            hi[pass][j][usize::from(b >> 4)] |= bit;
                         }
                         None => {
                             for n in 0..LANES {
-                                teddy.lo[pass][j][n] |= bit;
-                                teddy.hi[pass][j][n] |= bit;
+                                lo[pass][j][n] |= bit;
+                                hi[pass][j][n] |= bit;
                             }
                         }
                     }
                 }
             }
         }
-        teddy
+        let mut by_first_byte: Vec<Vec<(Option<u8>, usize)>> = vec![Vec::new(); 256];
+        for (i, p) in patterns.iter().enumerate() {
+            if let Some(&first) = p.first() {
+                by_first_byte[usize::from(first)].push((p.get(1).copied(), i));
+            }
+        }
+        for list in &mut by_first_byte {
+            list.sort_by_key(|&(_, i)| std::cmp::Reverse(patterns[i].len()));
+        }
+        Teddy { tables: Tables::new(&lo, &hi), patterns: patterns.iter().map(|p| p.to_vec()).collect(), by_first_byte }
     }
 
-    /// Calls `at` with every position of `hay` where an anchor may start, in increasing order.
+    /// The longest pattern starting exactly at `pos`, as (pattern index, end): at a candidate
+    /// this is what an anchored leftmost-longest search finds, for the cost of comparing the
+    /// few patterns that share the byte there.
+    pub fn longest_at(&self, hay: &[u8], pos: usize) -> Option<(usize, usize)> {
+        let first = *hay.get(pos)?;
+        let rest = &hay[pos..];
+        let second = rest.get(1).copied();
+        self.by_first_byte[usize::from(first)]
+            .iter()
+            .find(|&&(b, i)| (b.is_none() || b == second) && rest.starts_with(&self.patterns[i]))
+            .map(|&(_, i)| (i, pos + self.patterns[i].len()))
+    }
+
+    /// Calls `at` with every position of `hay` where a pattern may start, in increasing order.
     /// `at` answers where to go on from (a match's end: positions inside it are skipped), or
     /// stops the walk.
     pub fn candidates(&self, hay: &[u8], mut at: impl FnMut(usize) -> ControlFlow<(), usize>) {
-        let tables = Tables::load(self);
         let mut start = 0;
+        while let Some((block_start, mut mask)) = self.next_block(hay, start) {
+            start = block_start + LANES;
+            while mask != 0 {
+                let pos = block_start + mask.trailing_zeros() as usize;
+                mask &= mask - 1;
+                if pos >= hay.len() {
+                    return;
+                }
+                match at(pos) {
+                    ControlFlow::Break(()) => return,
+                    ControlFlow::Continue(resume) if resume >= block_start + LANES => {
+                        start = resume;
+                        break;
+                    }
+                    // Lanes before `resume` lie inside what was just matched.
+                    ControlFlow::Continue(resume) => mask &= !0u16 << (resume.max(pos + 1) - block_start),
+                }
+            }
+        }
+    }
+
+    /// From `start` on, the first block of sixteen positions with a candidate: its start and
+    /// its lanes (bit `i` for `start + i`). Never inlined: it is the hot loop, built with this
+    /// crate's speed settings whatever crate calls `candidates` (the plugin's own code is built
+    /// for size).
+    #[inline(never)]
+    fn next_block(&self, hay: &[u8], mut start: usize) -> Option<(usize, u16)> {
         while start < hay.len() {
-            // Whole blocks read the text in place; the last bytes are copied into a block padded
-            // with zeros. An anchor that fits still has its real bytes there: the padding only
-            // meets an anchor's positions past its end (which accept anything) or anchors that
-            // cannot fit.
+            // Whole blocks read the text in place; the last bytes are copied into a block
+            // padded with zeros. A pattern that fits still has its real bytes there: the
+            // padding only meets a pattern's positions past its end (which accept anything) or
+            // patterns that cannot fit.
             let mut padded = [0u8; READS];
             let block: &[u8; READS] = match hay.get(start..start + READS).and_then(|w| w.try_into().ok()) {
                 Some(window) => window,
@@ -79,26 +134,13 @@ impl Teddy {
                     &padded
                 }
             };
-            let mut mask = tables.block(block);
-            let mut next = start + LANES;
-            while mask != 0 {
-                let pos = start + mask.trailing_zeros() as usize;
-                mask &= mask - 1;
-                if pos >= hay.len() {
-                    return;
-                }
-                match at(pos) {
-                    ControlFlow::Break(()) => return,
-                    ControlFlow::Continue(resume) if resume >= start + LANES => {
-                        next = resume;
-                        break;
-                    }
-                    // Lanes before `resume` lie inside what was just matched.
-                    ControlFlow::Continue(resume) => mask &= !0u16 << (resume.max(pos + 1) - start),
-                }
+            let mask = self.tables.block(block);
+            if mask != 0 {
+                return Some((start, mask));
             }
-            start = next;
+            start += LANES;
         }
+        None
     }
 }
 
@@ -113,11 +155,12 @@ struct Tables {
 
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 impl Tables {
-    fn load(teddy: &Teddy) -> Tables {
-        let v = core::array::from_fn(|pass| {
-            core::array::from_fn(|j| (vector(&teddy.lo[pass][j]), vector(&teddy.hi[pass][j])))
-        });
-        Tables { v }
+    fn new(lo: &NibbleTables, hi: &NibbleTables) -> Tables {
+        use core::arch::wasm32::u8x16;
+        let vector = |b: &[u8; LANES]| {
+            u8x16(b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15])
+        };
+        Tables { v: core::array::from_fn(|p| core::array::from_fn(|j| (vector(&lo[p][j]), vector(&hi[p][j])))) }
     }
 
     /// Bit `i` set when some bucket accepts the four bytes from `block[i]`.
@@ -127,9 +170,9 @@ impl Tables {
         let low = u8x16_splat(0x0F);
         let mut pass = [u8x16_splat(0xFF); 2];
         for j in 0..WIDTH {
-            let mut lanes = [0u8; LANES];
-            lanes.copy_from_slice(&block[j..j + LANES]);
-            let bytes = vector(&lanes);
+            // SAFETY: `block` holds READS = LANES + WIDTH - 1 bytes, so the 16 bytes from `j`
+            // (j < WIDTH) are inside it; v128.load takes any alignment.
+            let bytes = unsafe { v128_load(block.as_ptr().add(j).cast::<v128>()) };
             let (lo, hi) = (v128_and(bytes, low), u8x16_shr(bytes, 4));
             for (p, acc) in pass.iter_mut().enumerate() {
                 let (lo_table, hi_table) = self.v[p][j];
@@ -140,18 +183,10 @@ impl Tables {
     }
 }
 
-#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-#[inline(always)]
-fn vector(b: &[u8; LANES]) -> core::arch::wasm32::v128 {
-    core::arch::wasm32::u8x16(
-        b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15],
-    )
-}
-
 #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
 impl Tables {
-    fn load(teddy: &Teddy) -> Tables {
-        Tables { t: core::array::from_fn(|pass| core::array::from_fn(|j| (teddy.lo[pass][j], teddy.hi[pass][j]))) }
+    fn new(lo: &NibbleTables, hi: &NibbleTables) -> Tables {
+        Tables { t: core::array::from_fn(|p| core::array::from_fn(|j| (lo[p][j], hi[p][j]))) }
     }
 
     fn block(&self, block: &[u8; READS]) -> u16 {

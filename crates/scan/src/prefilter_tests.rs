@@ -9,13 +9,19 @@ use crate::tests::samples;
 use wasm_bindgen_test::wasm_bindgen_test as test;
 
 fn by_find_iter(b: &[u8]) -> Vec<(usize, usize)> {
-    scanner().anchors.find_iter(b).map(|m| (m.start(), m.pattern().as_usize())).collect()
+    scanner()
+        .anchors
+        .as_ref()
+        .expect("built in tests")
+        .find_iter(b)
+        .map(|m| (m.start(), m.pattern().as_usize()))
+        .collect()
 }
 
 fn by_prefilter(b: &[u8]) -> Vec<(usize, usize)> {
     let s = scanner();
     let mut found = Vec::new();
-    filtered_anchors(s, s.teddy.as_ref().expect("built in tests"), b, |at, pattern| {
+    filtered_anchors(s.teddy.as_ref().expect("built in tests"), b, |at, pattern| {
         found.push((at, pattern));
         ControlFlow::Continue(())
     });
@@ -113,7 +119,7 @@ fn a_stop_ends_the_walk_where_find_iter_would_have_stopped() {
     let s = scanner();
     for stop_after in [1, 2, 7, all.len()] {
         let mut seen = Vec::new();
-        filtered_anchors(s, s.teddy.as_ref().expect("built in tests"), text.as_bytes(), |at, pattern| {
+        filtered_anchors(s.teddy.as_ref().expect("built in tests"), text.as_bytes(), |at, pattern| {
             seen.push((at, pattern));
             if seen.len() == stop_after { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
         });
