@@ -79,6 +79,35 @@ fn approval_pending_diff_approve_and_reject() {
 }
 
 #[test]
+fn staged_changes_to_one_skill_are_one_entry_and_a_repeated_create_is_refused_when_staged() {
+    let mut h = ready(r#"{"writeApproval":true}"#);
+    let created = create(&mut h, "alpha");
+    let patch = |h: &mut TestHost, old: &str, new: &str| {
+        h.skill("s1", json!({"action": "patch", "name": "alpha", "old_string": old, "new_string": new})).unwrap()
+    };
+    let first = patch(&mut h, "Steps.", "Steps, in order.");
+    let second = patch(&mut h, "in order.", "in order, then verify.");
+    assert_eq!(second["supersedes"], json!([created["id"], first["id"]]));
+    let pending = run(&mut h, "pending");
+    assert_eq!(pending["pending"].as_array().unwrap().len(), 1, "{pending}");
+    assert_eq!(pending["pending"][0]["operation"], "create");
+    let old_id = first["id"].as_str().unwrap();
+    let before = common::snapshot(h.home.path());
+    let refused = fails(&mut h, &format!("approve {old_id}"));
+    assert!(refused.contains("superseded") && refused.contains(second["id"].as_str().unwrap()), "{refused}");
+    let repeated = h
+        .skill("s1", json!({"action": "create", "name": "alpha", "description": "Another alpha. Use when testing.", "body": "x\n"}))
+        .unwrap_err();
+    assert_eq!(repeated["code"], "exists", "{repeated}");
+    assert!(repeated["message"].as_str().unwrap().contains("already staged"), "{repeated}");
+    assert_eq!(common::snapshot(h.home.path()), before, "refusals change nothing");
+    assert_eq!(run(&mut h, "approve latest")["approved"], second["id"]);
+    let landed = std::fs::read_to_string(h.user_skills().join("alpha/SKILL.md")).unwrap();
+    assert!(landed.contains("Steps, in order, then verify."), "{landed}");
+    assert_eq!(run(&mut h, "pending")["pending"].as_array().unwrap().len(), 0);
+}
+
+#[test]
 fn approve_after_drift_keeps_the_staged_write() {
     let mut h = ready(r#"{"writeApproval":true}"#);
     let staged = create(&mut h, "alpha");

@@ -6,6 +6,7 @@ use crate::errors::ToolError;
 use crate::host::{FsError, Host, Root, WriteMode};
 
 use crate::library::acknowledge;
+use crate::library::coalesce;
 use crate::library::scan;
 use crate::library::skillfile::SkillFile;
 use crate::library::store::{Scope, Store, fs_error, skill_lock};
@@ -40,6 +41,9 @@ pub struct Manifest {
     /// operator accepts each finding's rule (`/skills approve ID --accept-finding RULE`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub held: Vec<Held>,
+    /// Staged writes to the same file this one replaced (`coalesce`): their changes are in it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub supersedes: Vec<String>,
 }
 
 /// One finding a held write waits on (never the value: its rule, line and fingerprint).
@@ -76,6 +80,8 @@ pub struct Change<'a> {
     pub reason: &'a str,
     /// Findings to hold the write on (empty for an ordinary staged write).
     pub held: &'a [Held],
+    /// Staged writes to the same file whose changes this one carries (see `coalesce`).
+    pub supersedes: &'a [String],
 }
 
 pub fn sha256_hex(bytes: &[u8]) -> String {
@@ -134,6 +140,7 @@ pub fn stage(host: &impl Host, change: &Change) -> Result<Manifest, ToolError> {
         created_at: time::iso(now),
         reason: change.reason.to_string(),
         held: change.held.to_vec(),
+        supersedes: change.supersedes.to_vec(),
     };
     let dir = format!("{DIR}/{id}");
     let diff = unified_diff(change.path, change.old, change.new);
@@ -160,12 +167,36 @@ pub fn stage(host: &impl Host, change: &Change) -> Result<Manifest, ToolError> {
     Ok(manifest)
 }
 
-/// Every staged write, oldest first. Unreadable entries are skipped.
+/// Every staged write, oldest first. Unreadable entries are skipped, and so are entries a
+/// merged one replaced (left behind only by a crash between the two steps of a merge).
 pub fn list(host: &impl Host) -> Vec<Manifest> {
-    let Ok(entries) = host.list_dir(&Root::State, DIR) else { return Vec::new() };
-    let mut out: Vec<Manifest> = entries.into_iter().filter_map(|(id, _)| load(host, &id).ok()).collect();
+    let mut out = coalesce::all_entries(host);
+    let replaced: std::collections::HashSet<String> = out.iter().flat_map(|m| m.supersedes.clone()).collect();
+    out.retain(|m| !replaced.contains(&m.id));
     out.sort_by(|a, b| a.created_ms.cmp(&b.created_ms).then_with(|| a.id.cmp(&b.id)));
     out
+}
+
+/// A staged write that is not (or no longer) there: when a merge replaced it, says by what.
+fn missing(host: &impl Host, id: &str) -> ToolError {
+    match coalesce::superseded_by(host, id) {
+        Some(by) => ToolError::new(
+            "superseded",
+            format!("staged write `{id}` was merged into `{by}` with a later change to the same file"),
+            format!("read `/skills diff {by}` and approve or reject that one"),
+        )
+        .with_details(json!({"id": id, "supersededBy": by})),
+        None => not_found(id),
+    }
+}
+
+/// Loads an entry the operator names: one a merge replaced is refused with its successor.
+fn load_current(host: &impl Host, id: &str) -> Result<Manifest, ToolError> {
+    let manifest = load(host, id).map_err(|e| if e.code == "not-found" { missing(host, id) } else { e })?;
+    match coalesce::superseded_by(host, id) {
+        Some(_) => Err(missing(host, id)),
+        None => Ok(manifest),
+    }
 }
 
 pub fn load(host: &impl Host, id: &str) -> Result<Manifest, ToolError> {
@@ -183,7 +214,7 @@ pub fn load(host: &impl Host, id: &str) -> Result<Manifest, ToolError> {
 }
 
 pub fn diff(host: &impl Host, id: &str) -> Result<String, ToolError> {
-    load(host, id)?;
+    load_current(host, id)?;
     let bytes = host.read(&Root::State, &format!("{DIR}/{id}/change.diff")).map_err(|_| not_found(id))?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
@@ -192,10 +223,10 @@ pub fn diff(host: &impl Host, id: &str) -> Result<String, ToolError> {
 /// whose findings the operator judges are not credentials (`--accept-finding RULE`); they are
 /// acknowledged in the skill's metadata as the write lands.
 pub fn approve(host: &impl Host, id: &str, accepted: &[String]) -> Result<Approved, ToolError> {
-    let skill = load(host, id)?.skill;
+    let skill = load_current(host, id)?.skill;
     // Under the skill's lock, and only if the staged write is still there: two operators (or
-    // processes) approving the same id apply it once.
-    crate::state_file::with_lock(host, &skill_lock(&skill), || apply(host, id, load(host, id)?, accepted))
+    // processes) approving the same id apply it once, and a merge cannot replace it meanwhile.
+    crate::state_file::with_lock(host, &skill_lock(&skill), || apply(host, id, load_current(host, id)?, accepted))
 }
 
 fn apply(host: &impl Host, id: &str, manifest: Manifest, accepted: &[String]) -> Result<Approved, ToolError> {
@@ -404,15 +435,15 @@ fn recheck<H: Host>(store: &Store<'_, H>, manifest: &Manifest) -> Result<(), Too
 }
 
 pub fn reject(host: &impl Host, id: &str) -> Result<Manifest, ToolError> {
-    let skill = load(host, id)?.skill;
+    let skill = load_current(host, id)?.skill;
     crate::state_file::with_lock(host, &skill_lock(&skill), || {
-        let manifest = load(host, id)?;
+        let manifest = load_current(host, id)?;
         discard(host, id);
         Ok(manifest)
     })
 }
 
-fn discard(host: &impl Host, id: &str) {
+pub fn discard(host: &impl Host, id: &str) {
     let dir = format!("{DIR}/{id}");
     for file in ["change.diff", "new", "manifest.json"] {
         let _ = host.remove_file(&Root::State, &format!("{dir}/{file}"));
@@ -420,10 +451,18 @@ fn discard(host: &impl Host, id: &str) {
     let _ = host.remove_dir(&Root::State, &dir);
 }
 
-/// Removes staged writes older than `ttl_days`; returns their ids.
+/// Removes staged writes older than `ttl_days`, and entries a merged one replaced (a crash
+/// between a merge's two steps leaves them); returns their ids.
 pub fn prune(host: &impl Host, ttl_days: u64) -> Vec<String> {
     let cutoff = host.now_ms().saturating_sub(ttl_days * time::MS_PER_DAY);
-    let old: Vec<String> = list(host).into_iter().filter(|m| m.created_ms < cutoff).map(|m| m.id).collect();
+    let all = coalesce::all_entries(host);
+    let replaced: std::collections::HashSet<&str> =
+        all.iter().flat_map(|m| m.supersedes.iter().map(String::as_str)).collect();
+    let old: Vec<String> = all
+        .iter()
+        .filter(|m| m.created_ms < cutoff || replaced.contains(m.id.as_str()))
+        .map(|m| m.id.clone())
+        .collect();
     for id in &old {
         discard(host, id);
     }

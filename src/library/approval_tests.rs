@@ -17,6 +17,7 @@ fn change<'a>(path: &'a str, old: Option<&'a [u8]>, new: Option<&'a [u8]>) -> Ch
         new,
         reason: "why",
         held: &[],
+        supersedes: &[],
     }
 }
 

@@ -6,6 +6,7 @@ pub mod approval;
 pub mod catalog;
 pub mod check;
 pub mod cleanup;
+pub mod coalesce;
 pub mod curator;
 pub mod dedupe;
 pub mod frontmatter;

@@ -8,6 +8,7 @@ use crate::host::{FsError, Host, Root};
 use crate::library::acknowledge;
 use crate::library::approval::{self, Change};
 use crate::library::cleanup;
+use crate::library::coalesce;
 use crate::library::frontmatter::Value as Yaml;
 use crate::library::guards::ReadRegistry;
 use crate::library::ledger::{Ledger, Record};
@@ -318,28 +319,37 @@ struct Write<'a> {
     new: Option<&'a [u8]>,
     reason: &'a str,
     held: &'a [Finding],
+    /// With approval on: the staged write to this file the new bytes were built on (see
+    /// `coalesce::stage_merged`).
+    built_on: Option<&'a str>,
 }
 
 /// Stages or writes the change; records the read and the use. A change with held findings is
 /// staged as a held write and answered with `secret-found` naming it.
 fn commit(host: &impl Host, cx: &mut Context, write: Write) -> Result<Value, ToolError> {
-    let Write { operation, name, scope, root, path, old, new, reason, held } = write;
+    let Write { operation, name, scope, root, path, old, new, reason, held, built_on } = write;
     if !held.is_empty() {
-        return Err(hold(host, &write_change(cx, operation, name, scope, path, old, new, reason), held));
+        let change = write_change(cx, operation, name, scope, path, old, new, reason);
+        return Err(hold(host, &change, root, built_on, held));
     }
     let store = Store::new(host, cx.session);
     store.refuse_symlinks(root, path)?;
     let result = if cx.approval {
         let change = write_change(cx, operation, name, scope, path, old, new, reason);
-        let manifest = approval::stage(host, &change)?;
-        json!({
+        let manifest = coalesce::stage_merged(host, &change, root, built_on)?;
+        let mut staged = json!({
             "status": "staged",
             "id": manifest.id,
             "path": path,
             "scope": scope.as_str(),
             "diff": approval::unified_diff(path, old, new),
             "note": "an operator must approve this write (/skills approve ID) before it takes effect",
-        })
+        });
+        // A change that joined staged writes to the same file names them: they are gone now.
+        if !manifest.supersedes.is_empty() {
+            staged["supersedes"] = json!(manifest.supersedes);
+        }
+        staged
     } else {
         // Compare and swap under the skill's lock: every process that changes this skill takes
         // it, and what this change was based on must still be what is on disk (a person's editor
@@ -394,12 +404,24 @@ fn write_change<'a>(
     new: Option<&'a [u8]>,
     reason: &'a str,
 ) -> Change<'a> {
-    Change { operation, skill: name, scope, session: cx.session, agent: cx.agent, path, old, new, reason, held: &[] }
+    Change {
+        operation,
+        skill: name,
+        scope,
+        session: cx.session,
+        agent: cx.agent,
+        path,
+        old,
+        new,
+        reason,
+        held: &[],
+        supersedes: &[],
+    }
 }
 
 /// Stages a write the scanner refused as a held write (write approval is on): nothing lands,
 /// and the operator can accept each finding the agent could not have known was false.
-fn hold(host: &impl Host, change: &Change, findings: &[Finding]) -> ToolError {
+fn hold(host: &impl Host, change: &Change, root: &Root, built_on: Option<&str>, findings: &[Finding]) -> ToolError {
     let held: Vec<approval::Held> = findings
         .iter()
         .map(|f| approval::Held {
@@ -409,7 +431,7 @@ fn hold(host: &impl Host, change: &Change, findings: &[Finding]) -> ToolError {
         })
         .collect();
     let mut refused = secret_found("content", findings);
-    match approval::stage(host, &Change { held: &held, ..*change }) {
+    match coalesce::stage_merged(host, &Change { held: &held, ..*change }, root, built_on) {
         Ok(manifest) => {
             refused.details["held"] = json!(manifest.id);
             refused.hint = format!(
@@ -493,6 +515,9 @@ fn create(host: &impl Host, cx: &mut Context, args: &Args) -> Result<Value, Tool
         )
         .with_details(json!({"closest": list, "threshold": cx.config.duplicate_threshold})));
     }
+    if cx.approval {
+        coalesce::refuse_staged_duplicate(host, cx.session, name, description, cx.config.duplicate_threshold)?;
+    }
     let mut skill = SkillFile {
         fields: vec![("name".into(), Yaml::str(name)), ("description".into(), Yaml::str(description))],
         body: if body.is_empty() || body.ends_with('\n') { body.to_string() } else { format!("{body}\n") },
@@ -512,6 +537,7 @@ fn create(host: &impl Host, cx: &mut Context, args: &Args) -> Result<Value, Tool
         new: Some(text.as_bytes()),
         reason,
         held: &held,
+        built_on: None,
     };
     let result = commit(host, cx, write)?;
     if result["status"] == "written" {
@@ -595,35 +621,85 @@ fn patch(host: &impl Host, cx: &mut Context, args: &Args) -> Result<Value, ToolE
     let name = skill_name(args)?;
     let old_string = required(&args.old_string, "old_string", "patch")?;
     let new_string = required(&args.new_string, "new_string", "patch")?;
-    let (location, bytes, previous) = mutable(host, cx, name)?;
-    let current = String::from_utf8_lossy(&bytes);
+    let base = base(host, cx, name)?;
+    let current = String::from_utf8_lossy(&base.bytes);
     let patched = replace_checked(&current, old_string, new_string, args.replace_all)?;
-    rewrite(host, cx, "patch", &location, &bytes, &previous, &patched, args)
+    rewrite(host, cx, "patch", &base, &patched, args)
 }
 
 fn edit(host: &impl Host, cx: &mut Context, args: &Args) -> Result<Value, ToolError> {
     let name = skill_name(args)?;
     let content = required(&args.content, "content", "edit")?;
     check_size(content.len(), cx.config.limits.skill_bytes, "SKILL.md")?;
-    let (location, bytes, previous) = mutable(host, cx, name)?;
-    rewrite(host, cx, "edit", &location, &bytes, &previous, content, args)
+    let base = base(host, cx, name)?;
+    rewrite(host, cx, "edit", &base, content, args)
+}
+
+/// What a change to a skill builds on: where the skill is, its SKILL.md on disk (`None` for a
+/// create still staged), and the SKILL.md the change applies to: with write approval on and a
+/// staged write pending for it, that write's bytes (the change joins it), else the disk's.
+struct Base {
+    location: Location,
+    disk: Option<Vec<u8>>,
+    built_on: Option<String>,
+    bytes: Vec<u8>,
+    skill: SkillFile,
+}
+
+fn base(host: &impl Host, cx: &Context, name: &str) -> Result<Base, ToolError> {
+    let (location, disk, skill) = match mutable(host, cx, name) {
+        Ok((location, bytes, skill)) => (location, Some(bytes), Some(skill)),
+        // A skill this agent created with approval on exists only as a staged create.
+        Err(err) if err.code == "not-found" && cx.approval && cx.reads.has_read(cx.session, cx.agent, name) => {
+            let Some(staged) = coalesce::pending_create(host, cx.session, name) else { return Err(err) };
+            let scope = if staged.scope == Scope::Project.as_str() { Scope::Project } else { Scope::User };
+            (Location { scope, layout: Layout::Package, root: staged.root(), name: name.to_string() }, None, None)
+        }
+        Err(err) => return Err(err),
+    };
+    let pending = if cx.approval { coalesce::pending_for(host, &location.root, &location.path()).pop() } else { None };
+    let staged = match &pending {
+        Some(manifest) => coalesce::staged_bytes(host, manifest)?,
+        None => None,
+    };
+    let built_on = pending.map(|m| m.id);
+    let (bytes, skill) = match (staged, disk.clone(), skill) {
+        (Some(bytes), _, _) => {
+            let skill = SkillFile::parse_bytes(&bytes).map_err(|e| {
+                ToolError::new(
+                    "invalid-frontmatter",
+                    format!("the staged SKILL.md of `{name}` does not parse: {}", e.message),
+                    "ask the operator to reject the staged write, then make the change again",
+                )
+            })?;
+            (bytes, skill)
+        }
+        (None, Some(bytes), Some(skill)) => (bytes, skill),
+        _ => {
+            return Err(ToolError::new(
+                "not-found",
+                format!("no skill named `{name}` in either scope"),
+                "call skill_manage with action `list` to see the skills",
+            )
+            .with_details(json!({"name": name})));
+        }
+    };
+    Ok(Base { location, disk, built_on, bytes, skill })
 }
 
 /// The shared end of `patch` and `edit`: re-stamp the new text, check it, stage or write it.
-#[allow(clippy::too_many_arguments)]
 fn rewrite(
     host: &impl Host,
     cx: &mut Context,
     operation: &str,
-    location: &Location,
-    old: &[u8],
-    previous: &SkillFile,
+    base: &Base,
     new_text: &str,
     args: &Args,
 ) -> Result<Value, ToolError> {
+    let location = &base.location;
     let name = location.name.as_str();
-    let (skill, text) = restamp(host, new_text, name, previous)?;
-    let (warnings, held) = check_skill_text(cx, &skill, name, &text, &acknowledge::of(previous))?;
+    let (skill, text) = restamp(host, new_text, name, &base.skill)?;
+    let (warnings, held) = check_skill_text(cx, &skill, name, &text, &acknowledge::of(&base.skill))?;
     let reason = args.reason.as_deref().unwrap_or_default();
     let path = location.path();
     let write = Write {
@@ -632,10 +708,11 @@ fn rewrite(
         scope: location.scope,
         root: &location.root,
         path: &path,
-        old: Some(old),
+        old: base.disk.as_deref(),
         new: Some(text.as_bytes()),
         reason,
         held: &held,
+        built_on: base.built_on.as_deref(),
     };
     let result = commit(host, cx, write)?;
     Ok(with_warnings(result, &warnings))
@@ -657,7 +734,7 @@ fn write_file(host: &impl Host, cx: &mut Context, args: &Args) -> Result<Value, 
     let file = required(&args.file_path, "file_path", "write_file")?;
     let content = required(&args.content, "content", "write_file")?;
     check_resource_path(file)?;
-    let (location, _, skill_md) = mutable(host, cx, name)?;
+    let Base { location, skill: skill_md, .. } = base(host, cx, name)?;
     package(&location)?;
     check_size(content.len(), cx.config.limits.file_bytes, file)?;
     let held = content_secrets(cx, content, &acknowledge::of(&skill_md))?;
@@ -668,6 +745,9 @@ fn write_file(host: &impl Host, cx: &mut Context, args: &Args) -> Result<Value, 
         Err(FsError::NotFound) => None,
         Err(err) => return Err(fs_error(err, &path)),
     };
+    // The whole file is replaced: a staged write to it is superseded, not built on.
+    let built_on =
+        if cx.approval { coalesce::pending_for(host, &location.root, &path).pop().map(|m| m.id) } else { None };
     let reason = args.reason.as_deref().unwrap_or_default();
     let write = Write {
         operation: "write_file",
@@ -679,6 +759,7 @@ fn write_file(host: &impl Host, cx: &mut Context, args: &Args) -> Result<Value, 
         new: Some(content.as_bytes()),
         reason,
         held: &held,
+        built_on: built_on.as_deref(),
     };
     let result = commit(host, cx, write)?;
     Ok(with_warnings(result, &warnings))
@@ -693,6 +774,9 @@ fn remove_file(host: &impl Host, cx: &mut Context, args: &Args) -> Result<Value,
     let path = format!("{name}/{file}");
     Store::new(host, cx.session).refuse_symlinks(&location.root, &path)?;
     let old = host.read(&location.root, &path).map_err(|e| fs_error(e, &path))?;
+    // A staged write to the file is superseded by its removal.
+    let built_on =
+        if cx.approval { coalesce::pending_for(host, &location.root, &path).pop().map(|m| m.id) } else { None };
     let reason = args.reason.as_deref().unwrap_or_default();
     let write = Write {
         operation: "remove_file",
@@ -704,6 +788,7 @@ fn remove_file(host: &impl Host, cx: &mut Context, args: &Args) -> Result<Value,
         new: None,
         reason,
         held: &[],
+        built_on: built_on.as_deref(),
     };
     commit(host, cx, write)
 }

@@ -1,0 +1,160 @@
+//! Staged writes that build on each other, so an approval queue does not flood: with write
+//! approval on, a change to a file that already has a staged write pending is made to the
+//! staged content and replaces that entry (one entry per file, its diff against the file on
+//! disk), and a staged `create` is refused at staging time when it repeats or nearly repeats a
+//! create already staged.
+//!
+//! A merged entry names the entries it replaces (`supersedes`); they are removed after it is in
+//! place, so a crash between the two leaves both, and the older one is hidden from listings
+//! and refused at approval with the id that replaced it.
+//!
+//! Owns: finding the pending entries of one target, reading their staged bytes, and the
+//! staged-create duplicate check. Staging itself is `approval::stage`.
+
+use crate::errors::ToolError;
+use crate::host::{Host, Root};
+use crate::library::approval::{self, Change, DIR, Manifest, sha256_hex};
+use crate::library::dedupe::{Candidate, closest_among};
+use crate::library::skillfile::SkillFile;
+use crate::library::store::{Scope, fs_error, skill_lock};
+use crate::state_file;
+use serde_json::json;
+
+/// The staged writes pending for one file, oldest first. A project-scope file is matched
+/// within its session (the plugin cannot tell whether two sessions share a project folder).
+pub fn pending_for(host: &impl Host, root: &Root, path: &str) -> Vec<Manifest> {
+    approval::list(host).into_iter().filter(|m| m.path == path && &m.root() == root).collect()
+}
+
+/// Stages `change`, replacing the staged write pending for the same file, whose changes it
+/// carries: the caller built the new bytes on that entry's bytes (`built_on`, its id; `None`
+/// when there was none). Under the skill's lock, so merges and approvals of one skill take
+/// turns; when another process staged or merged meanwhile, the change is refused as a
+/// `conflict` and nothing is staged (the caller's bytes would drop the other change).
+pub fn stage_merged(
+    host: &impl Host,
+    change: &Change,
+    root: &Root,
+    built_on: Option<&str>,
+) -> Result<Manifest, ToolError> {
+    state_file::with_lock(host, &skill_lock(change.skill), || {
+        let earlier = pending_for(host, root, change.path);
+        if earlier.last().map(|m| m.id.as_str()) != built_on {
+            return Err(state_file::conflict(change.skill).with_details(json!({
+                "resource": change.skill,
+                "path": change.path,
+                "staged": earlier.last().map(|m| m.id.clone()),
+            })));
+        }
+        let mut supersedes: Vec<String> = Vec::new();
+        for m in &earlier {
+            supersedes.extend(m.supersedes.iter().cloned());
+            supersedes.push(m.id.clone());
+        }
+        // A change to a skill whose create is still staged is part of that create.
+        let operation = if change.old.is_none() && earlier.iter().any(|m| m.operation == "create") {
+            "create"
+        } else {
+            change.operation
+        };
+        let manifest = approval::stage(host, &Change { operation, supersedes: &supersedes, ..*change })?;
+        for m in &earlier {
+            approval::discard(host, &m.id);
+        }
+        Ok(manifest)
+    })
+}
+
+/// The bytes a pending entry would write (`None` for a removal), checked against its manifest.
+pub fn staged_bytes(host: &impl Host, manifest: &Manifest) -> Result<Option<Vec<u8>>, ToolError> {
+    if manifest.new_sha256.is_none() {
+        return Ok(None);
+    }
+    let bytes = host.read(&Root::State, &format!("{DIR}/{}/new", manifest.id)).map_err(|e| fs_error(e, "new"))?;
+    if Some(sha256_hex(&bytes)) != manifest.new_sha256 {
+        return Err(ToolError::new(
+            "drift",
+            format!("the staged bytes of `{}` were modified", manifest.id),
+            "ask the operator to reject it; then make the change again",
+        )
+        .with_details(json!({"id": manifest.id})));
+    }
+    Ok(Some(bytes))
+}
+
+/// The newest staged create of `name`, in any scope this session can see.
+pub fn pending_create(host: &impl Host, session: &str, name: &str) -> Option<Manifest> {
+    approval::list(host).into_iter().rfind(|m| {
+        m.operation == "create" && m.skill == name && (m.scope == Scope::User.as_str() || m.session == session)
+    })
+}
+
+/// Refuses a create that repeats one already staged where this session can see it (user scope,
+/// or this session's project): the same name (`exists`), or a name and description at least
+/// `threshold` alike (`duplicate`, the error a direct create gets for a skill on disk).
+pub fn refuse_staged_duplicate(
+    host: &impl Host,
+    session: &str,
+    name: &str,
+    description: &str,
+    threshold: f64,
+) -> Result<(), ToolError> {
+    let creates: Vec<Manifest> = approval::list(host)
+        .into_iter()
+        .filter(|m| m.operation == "create" && (m.scope == Scope::User.as_str() || m.session == session))
+        .collect();
+    if let Some(same) = creates.iter().find(|m| m.skill == name) {
+        return Err(ToolError::new(
+            "exists",
+            format!("a create of `{name}` is already staged (`{}`)", same.id),
+            format!(
+                "patch `{name}` to change the staged skill, or ask the operator to approve or reject `{}`",
+                same.id
+            ),
+        )
+        .with_details(json!({"name": name, "staged": same.id})));
+    }
+    let mut staged: Vec<(Candidate, &str)> = Vec::new();
+    for m in &creates {
+        let description = staged_bytes(host, m)
+            .ok()
+            .flatten()
+            .and_then(|bytes| SkillFile::parse_bytes(&bytes).ok())
+            .and_then(|skill| skill.description().map(str::to_string))
+            .unwrap_or_default();
+        staged.push((Candidate { name: m.skill.clone(), description }, m.id.as_str()));
+    }
+    let candidates: Vec<Candidate> = staged.iter().map(|(c, _)| c.clone()).collect();
+    let proposed = Candidate { name: name.to_string(), description: description.to_string() };
+    let closest = closest_among(&candidates, &proposed, 3);
+    let Some(best) = closest.first().filter(|m| m.score >= threshold) else { return Ok(()) };
+    let id_of = |skill: &str| staged.iter().find(|(c, _)| c.name == skill).map_or("", |(_, id)| *id);
+    let list: Vec<serde_json::Value> =
+        closest.iter().map(|m| json!({"name": m.name, "score": m.score, "staged": id_of(&m.name)})).collect();
+    Err(ToolError::new(
+        "duplicate",
+        format!(
+            "`{name}` looks like a duplicate of `{}`, staged as `{}` (similarity {:.2})",
+            best.name,
+            id_of(&best.name),
+            best.score
+        ),
+        format!("patch `{}` instead (the change joins its staged create); one class-level skill per lesson", best.name),
+    )
+    .with_details(json!({"closest": list, "threshold": threshold})))
+}
+
+/// The entry that replaced `id`, when a merge replaced it (or left it behind in a crash).
+pub fn superseded_by(host: &impl Host, id: &str) -> Option<String> {
+    all_entries(host).into_iter().find(|m| m.supersedes.iter().any(|s| s == id)).map(|m| m.id)
+}
+
+/// Every readable entry, superseded ones included.
+pub fn all_entries(host: &impl Host) -> Vec<Manifest> {
+    let Ok(entries) = host.list_dir(&Root::State, DIR) else { return Vec::new() };
+    entries.into_iter().filter_map(|(id, _)| approval::load(host, &id).ok()).collect()
+}
+
+#[cfg(test)]
+#[path = "coalesce_tests.rs"]
+mod tests;
