@@ -202,6 +202,8 @@ impl<H: Host> Plugin<H> {
             config: &active.config,
             session: &ctx.session,
             agent: &ctx.agent,
+            actor: if ctx.origin == crate::api::Origin::Subagent { "reviewer" } else { "agent" },
+            cwd: &ctx.cwd,
             reads: &mut active.reads,
             cache: &mut active.cache,
             ledger,
@@ -328,8 +330,10 @@ impl<H: Host> Plugin<H> {
         let now = host.now_ms();
         if active.curator.due(now) {
             let config = active.config.curator.clone();
+            let history_versions = active.config.history_versions;
             let ledger = active.ledger.get_or_insert_with(|| Ledger::load(host));
-            let report = crate::library::curator::pass(host, &config, ledger, &mut active.cache, false);
+            let report =
+                crate::library::curator::pass(host, &config, ledger, &mut active.cache, false, history_versions);
             active.curator.done(now, &config);
             for change in &report.changes {
                 out.push(

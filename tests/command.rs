@@ -108,6 +108,62 @@ fn staged_changes_to_one_skill_are_one_entry_and_a_repeated_create_is_refused_wh
 }
 
 #[test]
+fn log_diff_and_revert_a_skill_through_its_kept_versions() {
+    let mut h = ready("{}");
+    create(&mut h, "alpha");
+    h.skill("s1", json!({"action": "view", "name": "alpha"})).unwrap();
+    let patch = |h: &mut TestHost, old: &str, new: &str| {
+        h.skill(
+            "s1",
+            json!({"action": "patch", "name": "alpha", "old_string": old, "new_string": new, "reason": "clearer"}),
+        )
+        .unwrap()
+    };
+    patch(&mut h, "Steps.", "Steps, in order.");
+    patch(&mut h, "in order.", "in order, twice.");
+    let log = run(&mut h, "log alpha");
+    let versions = log["versions"].as_array().unwrap();
+    assert_eq!(versions.len(), 3, "{log}");
+    assert_eq!((versions[0]["operation"].as_str(), versions[0]["beforeSize"].is_null()), (Some("create"), true));
+    assert_eq!((versions[2]["actor"].as_str(), versions[2]["reason"].as_str()), (Some("agent"), Some("clearer")));
+    let diff = run(&mut h, "diff alpha@3")["diff"].as_str().unwrap().to_string();
+    assert!(diff.contains("-Steps, in order.") && diff.contains("+Steps, in order, twice."), "{diff}");
+    let table = h.plugin.command(&user_context("s1"), "log alpha").unwrap().unwrap();
+    assert!(table.starts_with("version  landed at") && table.contains("agent (main)"), "{table}");
+
+    // Version 1 created the skill: nothing to go back to, and nothing changes.
+    let before = common::snapshot(h.home.path());
+    assert!(fails(&mut h, "revert alpha 1").contains("created `alpha`"));
+    assert!(fails(&mut h, "revert alpha 9").contains("no kept version 9"));
+    assert_eq!(common::snapshot(h.home.path()), before);
+
+    assert_eq!(run(&mut h, "revert alpha")["status"], "written");
+    let file = std::fs::read_to_string(h.user_skills().join("alpha/SKILL.md")).unwrap();
+    assert!(file.contains("Steps, in order.\n") && !file.contains("twice"), "{file}");
+    let log = run(&mut h, "log alpha");
+    let newest = log["versions"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!((newest["actor"].as_str(), newest["operation"].as_str()), (Some("operator"), Some("edit")));
+    assert_eq!(newest["reason"], "revert to the file before version 3");
+
+    // With approval on a revert is staged like any write.
+    run(&mut h, "approval on");
+    let staged = run(&mut h, "revert alpha 2");
+    assert_eq!(staged["status"], "staged", "{staged}");
+    assert_eq!(run(&mut h, "pending")["pending"].as_array().unwrap().len(), 1);
+
+    // A skill someone took over is read-only to a revert too.
+    run(&mut h, "approval off");
+    std::fs::write(
+        h.user_skills().join("alpha/SKILL.md"),
+        "---\nname: alpha\ndescription: Mine now. Use when testing.\n---\nx\n",
+    )
+    .unwrap();
+    let before = common::snapshot(h.home.path());
+    assert!(fails(&mut h, "revert alpha 3").contains("not-owned"));
+    assert_eq!(common::snapshot(h.home.path()), before);
+}
+
+#[test]
 fn approve_after_drift_keeps_the_staged_write() {
     let mut h = ready(r#"{"writeApproval":true}"#);
     let staged = create(&mut h, "alpha");

@@ -6,6 +6,7 @@ use crate::active::Active;
 use crate::api::CallContext;
 use crate::host::{Host, Root};
 use crate::library::approval::{self, APPROVAL_OVERRIDE};
+use crate::library::history::Author;
 use crate::library::ledger::Record;
 use crate::library::store::Store;
 use serde_json::json;
@@ -45,8 +46,9 @@ pub(super) fn approve(
     json_mode: bool,
 ) -> Result<String, String> {
     let id = resolve_id(host, id)?;
-    let approved =
-        approval::approve(host, &id, accepted).map_err(|e| format!("{} ({}): {}", e.message, e.code, e.hint))?;
+    let author = Author { actor: "operator", by: &ctx.agent, session: &ctx.session, cwd: &ctx.cwd };
+    let approved = approval::approve(host, &id, accepted, &author, active.config.history_versions)
+        .map_err(|e| format!("{} ({}): {}", e.message, e.code, e.hint))?;
     let manifest = &approved.manifest;
     active.cache.forget(&manifest.root(), &manifest.path);
     let now = host.now_ms();

@@ -3,6 +3,7 @@
 //! May use the shell's `Active` state, the library and the engines' read sides; nothing depends on it but dispatch.
 
 mod approval;
+mod history;
 mod review;
 mod skills;
 
@@ -19,10 +20,13 @@ pub const USAGE: &str = "usage: /skills <subcommand> [--json]
   list [--scope user|project] [--status STATUS]   skills in both scopes
   show NAME                                       one skill's file and state
   pending                                         staged writes waiting for approval
-  diff ID                                         a staged write's unified diff
+  diff ID | diff NAME@VERSION                     a staged write's unified diff; a kept version against the file now
   approve ID [--accept-finding RULE]…             apply a staged write (ID may be `latest`); a held write
                                                   lands only when each finding's rule is accepted
   reject ID                                       discard a staged write
+  log NAME                                        a skill's kept versions: when, who, what, why
+  revert NAME [VERSION]                           restore the file as it was before a version (default: the
+                                                  newest), through the guarded write path (staged when on)
   pin NAME | unpin NAME                           keep a skill out of the curator's reach
   archive NAME | restore NAME                     retire a skill to the archive, or bring it back
   curator [run] [--dry-run]                       the last curator report; `run` runs a pass now
@@ -83,7 +87,12 @@ fn dispatch(host: &impl Host, active: &mut Active, ctx: &CallContext, args: &str
         Some("loops") => review::loops(host, rest, a.json),
         Some("approval") => approval::switch(host, rest, a.json),
         Some("pending") => approval::pending(host, rest, a.json),
-        Some("diff") => approval::diff(host, one_arg(rest, "diff ID")?, a.json),
+        Some("diff") => match one_arg(rest, "diff ID")? {
+            version if version.contains('@') => history::diff(host, ctx, version, a.json),
+            id => approval::diff(host, id, a.json),
+        },
+        Some("log") => history::log(host, ctx, one_arg(rest, "log NAME")?, a.json),
+        Some("revert") => history::revert(host, active, ctx, rest, a.json),
         Some("approve") => {
             let (id, accepted) = approval::approve_args(rest)?;
             approval::approve(host, active, ctx, id, &accepted, a.json)

@@ -5,6 +5,7 @@ use super::{answer, plain, table, usage_error};
 use crate::active::Active;
 use crate::api::CallContext;
 use crate::host::Host;
+use crate::library::history::{self, Author, Landing};
 use crate::library::ledger::Ledger;
 use crate::library::skillfile::{SkillFile, meta};
 use crate::library::store::{Layout, Location, Store};
@@ -61,14 +62,28 @@ pub(super) fn pin(
     json_mode: bool,
 ) -> Result<String, String> {
     let (location, mut skill) = owned_skill(host, ctx, name)?;
+    let store = Store::new(host, &ctx.session);
+    let before = store.read(&location.root, &location.path()).ok();
     if on {
         skill.set_meta(meta::PINNED, "true");
     } else {
         skill.remove_meta(meta::PINNED);
     }
-    Store::new(host, &ctx.session)
-        .write_atomic(&location.root, &location.path(), skill.to_text().as_bytes())
-        .map_err(|e| e.message)?;
+    let after = skill.to_text();
+    let author = Author { actor: "operator", by: &ctx.agent, session: &ctx.session, cwd: &ctx.cwd };
+    let path = location.path();
+    let operation = if on { "pin" } else { "unpin" };
+    let landing = Landing {
+        skill: name,
+        scope: location.scope,
+        path: &path,
+        operation,
+        reason: "",
+        before: before.as_deref(),
+        after: Some(after.as_bytes()),
+    };
+    history::record(host, &author, &landing, active.config.history_versions).map_err(|e| e.message)?;
+    store.write_atomic(&location.root, &path, after.as_bytes()).map_err(|e| e.message)?;
     active.cache.forget(&location.root, &location.path());
     let text = format!("`{name}` {}", if on { "pinned: the curator will leave it alone" } else { "unpinned" });
     answer(json_mode, json!({"name": name, "pinned": on}), || text)
@@ -85,7 +100,7 @@ pub(super) fn curator(host: &impl Host, active: &mut Active, rest: &[&str], json
     let report = if run {
         let config = active.config.curator.clone();
         let ledger = active.ledger.get_or_insert_with(|| Ledger::load(host));
-        curator::pass(host, &config, ledger, &mut active.cache, dry_run)
+        curator::pass(host, &config, ledger, &mut active.cache, dry_run, active.config.history_versions)
     } else {
         curator::last_report(host)
             .ok_or_else(|| "the curator has not run yet; `/skills curator run` runs it now".to_string())?

@@ -50,6 +50,12 @@ pub const KEYS: &[KeySpec] = &[
         doc: "Staged writes older than this are pruned at init.",
     },
     KeySpec {
+        path: "historyVersions",
+        kind: Kind::Int { min: 0, max: 1000 },
+        default: DefaultValue::Int(20),
+        doc: "Earlier versions kept per skill in history/ (0 keeps none).",
+    },
+    KeySpec {
         path: "duplicateThreshold",
         kind: Kind::Float { min: 0.1, max: 1.0 },
         default: DefaultValue::Float(0.6),

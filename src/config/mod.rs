@@ -70,6 +70,7 @@ pub struct Limits {
 pub struct Config {
     pub write_approval: bool,
     pub pending_ttl_days: u64,
+    pub history_versions: usize,
     pub duplicate_threshold: f64,
     pub limits: Limits,
     pub review: ReviewConfig,
@@ -148,6 +149,7 @@ impl Config {
         match path {
             "writeApproval" => self.write_approval.into(),
             "pendingTtlDays" => self.pending_ttl_days.into(),
+            "historyVersions" => self.history_versions.into(),
             "duplicateThreshold" => self.duplicate_threshold.into(),
             "limits.skillBytes" => self.limits.skill_bytes.into(),
             "limits.fileBytes" => self.limits.file_bytes.into(),

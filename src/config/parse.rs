@@ -34,6 +34,7 @@ impl Resolved {
         Config {
             write_approval: self.bool("writeApproval"),
             pending_ttl_days: self.uint("pendingTtlDays"),
+            history_versions: self.uint("historyVersions") as usize,
             duplicate_threshold: self.float("duplicateThreshold"),
             limits: Limits {
                 skill_bytes: self.uint("limits.skillBytes") as usize,

@@ -7,6 +7,7 @@ use crate::host::{FsError, Host, Root, WriteMode};
 
 use crate::library::acknowledge;
 use crate::library::coalesce;
+use crate::library::history;
 use crate::library::scan;
 use crate::library::skillfile::SkillFile;
 use crate::library::store::{Scope, Store, fs_error, skill_lock};
@@ -41,6 +42,9 @@ pub struct Manifest {
     /// operator accepts each finding's rule (`/skills approve ID --accept-finding RULE`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub held: Vec<Held>,
+    /// The staging session's working folder: a project write's history is kept under it.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub cwd: String,
     /// Staged writes to the same file this one replaced (`coalesce`): their changes are in it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub supersedes: Vec<String>,
@@ -82,6 +86,8 @@ pub struct Change<'a> {
     pub held: &'a [Held],
     /// Staged writes to the same file whose changes this one carries (see `coalesce`).
     pub supersedes: &'a [String],
+    /// The staging session's working folder (see `Manifest::cwd`).
+    pub cwd: &'a str,
 }
 
 pub fn sha256_hex(bytes: &[u8]) -> String {
@@ -140,6 +146,7 @@ pub fn stage(host: &impl Host, change: &Change) -> Result<Manifest, ToolError> {
         created_at: time::iso(now),
         reason: change.reason.to_string(),
         held: change.held.to_vec(),
+        cwd: change.cwd.to_string(),
         supersedes: change.supersedes.to_vec(),
     };
     let dir = format!("{DIR}/{id}");
@@ -222,14 +229,30 @@ pub fn diff(host: &impl Host, id: &str) -> Result<String, ToolError> {
 /// Applies a staged write if its target is unchanged since staging. `accepted` names the rules
 /// whose findings the operator judges are not credentials (`--accept-finding RULE`); they are
 /// acknowledged in the skill's metadata as the write lands.
-pub fn approve(host: &impl Host, id: &str, accepted: &[String]) -> Result<Approved, ToolError> {
+/// The write is kept in the version history as the operator's (`author`, `keep` records).
+pub fn approve(
+    host: &impl Host,
+    id: &str,
+    accepted: &[String],
+    author: &history::Author,
+    keep: usize,
+) -> Result<Approved, ToolError> {
     let skill = load_current(host, id)?.skill;
     // Under the skill's lock, and only if the staged write is still there: two operators (or
     // processes) approving the same id apply it once, and a merge cannot replace it meanwhile.
-    crate::state_file::with_lock(host, &skill_lock(&skill), || apply(host, id, load_current(host, id)?, accepted))
+    crate::state_file::with_lock(host, &skill_lock(&skill), || {
+        apply(host, id, load_current(host, id)?, accepted, author, keep)
+    })
 }
 
-fn apply(host: &impl Host, id: &str, manifest: Manifest, accepted: &[String]) -> Result<Approved, ToolError> {
+fn apply(
+    host: &impl Host,
+    id: &str,
+    manifest: Manifest,
+    accepted: &[String],
+    author: &history::Author,
+    keep: usize,
+) -> Result<Approved, ToolError> {
     let root = manifest.root();
     if !host.has_root(&root) {
         return Err(ToolError::new(
@@ -238,11 +261,12 @@ fn apply(host: &impl Host, id: &str, manifest: Manifest, accepted: &[String]) ->
             "approve it from a session in that project",
         ));
     }
-    let current = match host.read(&root, &manifest.path) {
-        Ok(bytes) => Some(sha256_hex(&bytes)),
+    let current_bytes = match host.read(&root, &manifest.path) {
+        Ok(bytes) => Some(bytes),
         Err(FsError::NotFound) => None,
         Err(err) => return Err(fs_error(err, &manifest.path)),
     };
+    let current = current_bytes.as_deref().map(sha256_hex);
     if current != manifest.base_sha256 {
         return Err(ToolError::new(
             "drift",
@@ -254,6 +278,20 @@ fn apply(host: &impl Host, id: &str, manifest: Manifest, accepted: &[String]) ->
         ));
     }
     let store = Store::new(host, &manifest.session);
+    let author = history::Author { cwd: if manifest.cwd.is_empty() { author.cwd } else { &manifest.cwd }, ..*author };
+    let landed = |after: Option<&[u8]>| {
+        let scope = if manifest.scope == Scope::Project.as_str() { Scope::Project } else { Scope::User };
+        let landing = history::Landing {
+            skill: &manifest.skill,
+            scope,
+            path: &manifest.path,
+            operation: &manifest.operation,
+            reason: &manifest.reason,
+            before: current_bytes.as_deref(),
+            after,
+        };
+        history::record(host, &author, &landing, keep)
+    };
     let mut acknowledged = Vec::new();
     match &manifest.new_sha256 {
         Some(_) => {
@@ -263,6 +301,7 @@ fn apply(host: &impl Host, id: &str, manifest: Manifest, accepted: &[String]) ->
             }
             recheck(&store, &manifest)?;
             acknowledged = accept_findings(&store, &manifest, &new, accepted)?;
+            landed(Some(&new))?;
             if acknowledged.is_empty() {
                 store.write_atomic(&root, &manifest.path, &new)?;
             } else {
@@ -274,6 +313,7 @@ fn apply(host: &impl Host, id: &str, manifest: Manifest, accepted: &[String]) ->
                 return Err(nothing_to_accept(&manifest, accepted));
             }
             recheck(&store, &manifest)?;
+            landed(None)?;
             host.remove_file(&root, &manifest.path).map_err(|e| fs_error(e, &manifest.path))?;
             if let Some((dir, _)) = manifest.path.rsplit_once('/') {
                 store.remove_empty_dirs(&root, dir);

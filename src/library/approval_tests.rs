@@ -18,6 +18,7 @@ fn change<'a>(path: &'a str, old: Option<&'a [u8]>, new: Option<&'a [u8]>) -> Ch
         reason: "why",
         held: &[],
         supersedes: &[],
+        cwd: "",
     }
 }
 
@@ -36,7 +37,7 @@ fn stage_then_approve_writes_the_new_bytes_and_clears_the_stage() {
     assert_eq!(list(&host), vec![m.clone()]);
     assert_eq!(host.file(&Root::UserSkills, "pdf/SKILL.md").unwrap(), old, "staging does not touch the target");
     assert!(diff(&host, &m.id).unwrap().contains("-old\n+new\n"));
-    approve(&host, &m.id, &[]).unwrap();
+    approve(&host, &m.id, &[], &crate::library::history::TEST_OPERATOR, 20).unwrap();
     assert_eq!(host.file(&Root::UserSkills, "pdf/SKILL.md").unwrap(), new);
     assert!(list(&host).is_empty());
     assert!(host.list_dir(&Root::State, DIR).unwrap().is_empty());
@@ -49,14 +50,14 @@ fn approve_refuses_on_drift_and_keeps_the_staged_write() {
     let m = stage(&host, &change("pdf/SKILL.md", Some(b"old\n"), Some(b"new\n"))).unwrap();
     host.write(&Root::UserSkills, "pdf/SKILL.md", b"edited by hand\n", WriteMode::Truncate).unwrap();
     let before = host.snapshot();
-    let err = approve(&host, &m.id, &[]).unwrap_err();
+    let err = approve(&host, &m.id, &[], &crate::library::history::TEST_OPERATOR, 20).unwrap_err();
     assert_eq!(err.code, "drift");
     assert_eq!(host.snapshot(), before, "nothing changed");
     assert_eq!(list(&host).len(), 1);
     // A create whose target appeared meanwhile is drift too.
     let c = stage(&host, &change("new/SKILL.md", None, Some(b"x\n"))).unwrap();
     host.write(&Root::UserSkills, "new/SKILL.md", b"someone else\n", WriteMode::CreateNew).unwrap();
-    assert_eq!(approve(&host, &c.id, &[]).unwrap_err().code, "drift");
+    assert_eq!(approve(&host, &c.id, &[], &crate::library::history::TEST_OPERATOR, 20).unwrap_err().code, "drift");
 }
 
 #[test]
@@ -66,7 +67,11 @@ fn reject_discards_and_unknown_or_hostile_ids_are_not_found() {
     reject(&host, &m.id).unwrap();
     assert!(list(&host).is_empty());
     for id in ["nope", "../usage.json", "a/b", ""] {
-        assert_eq!(approve(&host, id, &[]).unwrap_err().code, "not-found", "{id}");
+        assert_eq!(
+            approve(&host, id, &[], &crate::library::history::TEST_OPERATOR, 20).unwrap_err().code,
+            "not-found",
+            "{id}"
+        );
     }
 }
 

@@ -76,7 +76,7 @@ fn changes_to_one_file_make_one_entry_whose_diff_is_against_the_file() {
     // The replaced entries are gone from the state root; only the merged one lands.
     let entries = host.list_dir(&Root::State, DIR).unwrap();
     assert_eq!(entries.len(), 1, "{entries:?}");
-    approval::approve(host, &pending[0].id, &[]).unwrap();
+    approval::approve(host, &pending[0].id, &[], &crate::library::history::TEST_OPERATOR, 20).unwrap();
     let landed = String::from_utf8(host.file(&Root::UserSkills, "deploy/SKILL.md").unwrap()).unwrap();
     assert!(landed.contains("1. build with --release") && landed.contains("3. push the tag"), "{landed}");
     assert!(approval::list(host).is_empty());
@@ -102,7 +102,7 @@ fn a_change_to_a_skill_whose_create_is_staged_joins_the_create() {
     assert_eq!((pending[0].operation.as_str(), pending[0].base_sha256.as_deref()), ("create", None));
     assert_eq!(patched["supersedes"], serde_json::json!([created["id"]]));
     assert!(staged_text(host, &pending[0]).contains("then reload nginx"));
-    approval::approve(host, &pending[0].id, &[]).unwrap();
+    approval::approve(host, &pending[0].id, &[], &crate::library::history::TEST_OPERATOR, 20).unwrap();
     let landed = String::from_utf8(host.file(&Root::UserSkills, "rotate-certs/SKILL.md").unwrap()).unwrap();
     assert!(landed.contains("Run certbot renew, then reload nginx."), "{landed}");
 }
@@ -149,7 +149,8 @@ fn a_replaced_entry_is_refused_with_the_entry_that_carries_it() {
     let host = plugin.host();
     let before = host.snapshot();
     for refused in [
-        approval::approve(host, first["id"].as_str().unwrap(), &[]).unwrap_err(),
+        approval::approve(host, first["id"].as_str().unwrap(), &[], &crate::library::history::TEST_OPERATOR, 20)
+            .unwrap_err(),
         approval::reject(host, first["id"].as_str().unwrap()).unwrap_err(),
         approval::diff(host, first["id"].as_str().unwrap()).unwrap_err(),
     ] {
@@ -176,6 +177,7 @@ fn a_merge_built_on_an_entry_that_changed_meanwhile_is_a_conflict_and_stages_not
         reason: "",
         held: &[],
         supersedes: &[],
+        cwd: "",
     };
     let first = stage_merged(&host, &change(b"one"), &Root::UserSkills, None).unwrap();
     host.advance(1);
@@ -207,6 +209,7 @@ fn an_entry_left_behind_by_a_crash_mid_merge_is_hidden_refused_and_pruned() {
         reason: "",
         held: &[],
         supersedes: &[],
+        cwd: "",
     };
     let first = approval::stage(&host, &base).unwrap();
     host.advance(1);
@@ -217,7 +220,10 @@ fn an_entry_left_behind_by_a_crash_mid_merge_is_hidden_refused_and_pruned() {
         approval::list(&host).iter().map(|m| m.id.clone()).collect::<Vec<_>>(),
         std::slice::from_ref(&merged.id)
     );
-    assert_eq!(approval::approve(&host, &first.id, &[]).unwrap_err().code, "superseded");
+    assert_eq!(
+        approval::approve(&host, &first.id, &[], &crate::library::history::TEST_OPERATOR, 20).unwrap_err().code,
+        "superseded"
+    );
     assert_eq!(approval::prune(&host, 30), std::slice::from_ref(&first.id));
     assert!(approval::load(&host, &first.id).is_err());
     assert_eq!(approval::list(&host).len(), 1);

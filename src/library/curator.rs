@@ -4,6 +4,7 @@
 
 use crate::config::CuratorConfig;
 use crate::host::{Host, Level, Root};
+use crate::library::history;
 use crate::library::ledger::{Ledger, Record};
 use crate::library::skill_manage::archive_location;
 use crate::library::skillfile::{SkillFile, meta};
@@ -78,6 +79,7 @@ pub fn pass(
     ledger: &mut Ledger,
     cache: &mut ListCache,
     dry_run: bool,
+    history_versions: usize,
 ) -> Report {
     let now = host.now_ms();
     // Decide on what every process recorded, not on this process's copy.
@@ -138,7 +140,21 @@ pub fn pass(
                     archive_location(host, "", &skill.location, &change.reason).map(|_| ())
                 } else {
                     file.set_meta(meta::STATUS, target);
-                    store.write_atomic(&skill.location.root, &skill.location.path(), file.to_text().as_bytes())
+                    let after = file.to_text();
+                    // Not a project's: the curator runs outside any session's folder.
+                    let author = history::Author { actor: "curator", by: "curator", session: "", cwd: "" };
+                    let path = skill.location.path();
+                    let landing = history::Landing {
+                        skill: name,
+                        scope: skill.location.scope,
+                        path: &path,
+                        operation: "status",
+                        reason: &change.reason,
+                        before: Some(&bytes),
+                        after: Some(after.as_bytes()),
+                    };
+                    history::record(host, &author, &landing, history_versions)?;
+                    store.write_atomic(&skill.location.root, &path, after.as_bytes())
                 }
             });
             cache.forget(&skill.location.root, &skill.location.path());

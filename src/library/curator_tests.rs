@@ -48,10 +48,10 @@ fn setup() -> (FakeHost, Ledger, ListCache, CuratorConfig) {
 fn active_to_stale_to_archived_and_what_never_moves() {
     let (host, mut ledger, mut cache, config) = setup();
     host.advance(29 * DAY);
-    assert!(pass(&host, &config, &mut ledger, &mut cache, false).changes.is_empty());
+    assert!(pass(&host, &config, &mut ledger, &mut cache, false, 20).changes.is_empty());
 
     host.advance(DAY);
-    let report = pass(&host, &config, &mut ledger, &mut cache, false);
+    let report = pass(&host, &config, &mut ledger, &mut cache, false, 20);
     let moved: Vec<(&str, &str)> = report.changes.iter().map(|c| (c.name.as_str(), c.to.as_str())).collect();
     assert_eq!(moved, [("never-used", "stale"), ("used-once", "stale")], "{report:?}");
     assert_eq!(status(&host, "used-once").as_deref(), Some("stale"));
@@ -62,7 +62,7 @@ fn active_to_stale_to_archived_and_what_never_moves() {
     assert_eq!(last_report(&host).unwrap().changes.len(), 2);
 
     host.advance(60 * DAY);
-    let report = pass(&host, &config, &mut ledger, &mut cache, false);
+    let report = pass(&host, &config, &mut ledger, &mut cache, false, 20);
     assert_eq!(report.changes.iter().filter(|c| c.to == "archived").count(), 2, "{report:?}");
     assert!(host.file(&Root::UserSkills, "used-once/SKILL.md").is_none(), "moved out of the library");
     let archive = host.list_dir(&Root::State, "archive").unwrap();
@@ -76,10 +76,10 @@ fn never_used_skills_get_a_grace_period() {
     let (host, mut ledger, mut cache, _) = setup();
     let config = CuratorConfig { stale_days: 5, archive_days: 10, grace_days: 14, ..Config::default().curator };
     host.advance(13 * DAY);
-    let report = pass(&host, &config, &mut ledger, &mut cache, false);
+    let report = pass(&host, &config, &mut ledger, &mut cache, false, 20);
     assert!(report.changes.iter().all(|c| c.name != "never-used"), "{report:?}");
     host.advance(DAY);
-    let report = pass(&host, &config, &mut ledger, &mut cache, false);
+    let report = pass(&host, &config, &mut ledger, &mut cache, false, 20);
     assert!(report.changes.iter().any(|c| c.name == "never-used" && c.to == "stale"), "{report:?}");
 }
 
@@ -87,11 +87,11 @@ fn never_used_skills_get_a_grace_period() {
 fn a_stale_skill_used_again_becomes_active() {
     let (host, mut ledger, mut cache, config) = setup();
     host.advance(31 * DAY);
-    pass(&host, &config, &mut ledger, &mut cache, false);
+    pass(&host, &config, &mut ledger, &mut cache, false, 20);
     assert_eq!(status(&host, "used-once").as_deref(), Some("stale"));
     let now = host.now_ms();
     ledger.record(&host, &[Record::Used("used-once", now)]).unwrap();
-    let report = pass(&host, &config, &mut ledger, &mut cache, false);
+    let report = pass(&host, &config, &mut ledger, &mut cache, false, 20);
     assert!(report.changes.iter().any(|c| c.name == "used-once" && c.to == "active"));
 }
 
@@ -100,7 +100,7 @@ fn a_dry_run_changes_nothing() {
     let (host, mut ledger, mut cache, config) = setup();
     host.advance(200 * DAY);
     let before = host.snapshot();
-    let report = pass(&host, &config, &mut ledger, &mut cache, true);
+    let report = pass(&host, &config, &mut ledger, &mut cache, true, 20);
     assert!(report.dry_run && !report.changes.is_empty());
     // The listing's persisted index (a cache of what is on disk) may be written; nothing else.
     let mut after = host.snapshot();
@@ -115,9 +115,9 @@ fn a_dry_run_changes_nothing() {
 fn restore_brings_back_the_newest_archived_copy_as_active() {
     let (host, mut ledger, mut cache, config) = setup();
     host.advance(31 * DAY);
-    pass(&host, &config, &mut ledger, &mut cache, false);
+    pass(&host, &config, &mut ledger, &mut cache, false, 20);
     host.advance(60 * DAY);
-    pass(&host, &config, &mut ledger, &mut cache, false);
+    pass(&host, &config, &mut ledger, &mut cache, false, 20);
     assert!(host.file(&Root::UserSkills, "used-once/SKILL.md").is_none());
     restore(&host, "used-once", &mut cache).unwrap();
     assert_eq!(status(&host, "used-once").as_deref(), Some("active"));

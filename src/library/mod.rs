@@ -11,6 +11,7 @@ pub mod curator;
 pub mod dedupe;
 pub mod frontmatter;
 pub mod guards;
+pub mod history;
 pub mod ledger;
 pub mod lint;
 pub mod list_index;

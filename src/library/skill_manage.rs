@@ -11,6 +11,7 @@ use crate::library::cleanup;
 use crate::library::coalesce;
 use crate::library::frontmatter::Value as Yaml;
 use crate::library::guards::ReadRegistry;
+use crate::library::history;
 use crate::library::ledger::{Ledger, Record};
 use crate::library::lint::{self, Finding};
 use crate::library::scan;
@@ -27,6 +28,10 @@ pub struct Context<'a> {
     pub config: &'a Config,
     pub session: &'a str,
     pub agent: &'a str,
+    /// Who the agent is for the version history: `agent`, `reviewer` (a subagent) or `operator`.
+    pub actor: &'a str,
+    /// The session's working folder (a project skill's history is keyed by it).
+    pub cwd: &'a str,
     pub reads: &'a mut ReadRegistry,
     pub cache: &'a mut ListCache,
     pub ledger: &'a mut Ledger,
@@ -363,6 +368,9 @@ fn commit(host: &impl Host, cx: &mut Context, write: Write) -> Result<Value, Too
             if current.as_deref() != old {
                 return Err(state_file::conflict(name).with_details(json!({"resource": name, "path": path})));
             }
+            let author = history::Author { actor: cx.actor, by: cx.agent, session: cx.session, cwd: cx.cwd };
+            let landing = history::Landing { skill: name, scope, path, operation, reason, before: old, after: new };
+            history::record(host, &author, &landing, cx.config.history_versions)?;
             match new {
                 Some(bytes) => store.write_atomic(root, path, bytes),
                 None => {
@@ -416,6 +424,7 @@ fn write_change<'a>(
         reason,
         held: &[],
         supersedes: &[],
+        cwd: cx.cwd,
     }
 }
 

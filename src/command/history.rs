@@ -1,0 +1,151 @@
+//! `/skills log NAME | diff NAME@V | revert NAME [V]`: a skill's version history. The records
+//! live in `library::history`; a revert is an ordinary `skill_manage` write made as the
+//! operator, so it passes every guard (ownership, format, the credential scan) and is staged
+//! when write approval is on.
+
+use super::{answer, table, usage_error};
+use crate::active::Active;
+use crate::api::CallContext;
+use crate::host::Host;
+use crate::library::approval::{approval_override, unified_diff};
+use crate::library::history::{self, Version};
+use crate::library::skill_manage;
+use crate::library::store::{Location, Store};
+use serde_json::json;
+
+/// The winning skill of that name and its versions, oldest first.
+fn located(host: &impl Host, ctx: &CallContext, name: &str) -> Result<(Location, Vec<Version>), String> {
+    let store = Store::new(host, &ctx.session);
+    let location = store.locate(name).map_err(|e| e.message)?.ok_or_else(|| format!("no skill named `{name}`"))?;
+    let versions = history::versions(host, location.scope, &ctx.cwd, name);
+    Ok((location, versions))
+}
+
+fn size(bytes: Option<u64>) -> String {
+    bytes.map_or("-".to_string(), |b| b.to_string())
+}
+
+pub(super) fn log(host: &impl Host, ctx: &CallContext, name: &str, json_mode: bool) -> Result<String, String> {
+    let (location, versions) = located(host, ctx, name)?;
+    let value = json!({"name": name, "scope": location.scope.as_str(), "versions": versions});
+    answer(json_mode, value, || {
+        if versions.is_empty() {
+            return format!("no earlier versions of `{name}` are kept");
+        }
+        let rows: Vec<Vec<String>> = versions
+            .iter()
+            .rev()
+            .map(|v| {
+                vec![
+                    v.version.to_string(),
+                    v.at.clone(),
+                    format!("{} ({})", v.actor, v.by),
+                    v.operation.clone(),
+                    v.path.clone(),
+                    format!("{} -> {}", size(v.before_size), size(v.after_size)),
+                    v.reason.clone(),
+                ]
+            })
+            .collect();
+        table(&["version", "landed at", "by", "operation", "path", "bytes", "reason"], rows)
+    })
+}
+
+/// `NAME@V`, V a version number.
+pub(super) fn name_at(arg: &str) -> Result<(&str, u64), String> {
+    let (name, v) = arg.split_once('@').ok_or_else(|| usage_error("expected `/skills diff NAME@VERSION`"))?;
+    let v = v.parse().map_err(|_| usage_error(&format!("`{v}` is not a version number")))?;
+    Ok((name, v))
+}
+
+fn pick(versions: &[Version], name: &str, v: Option<u64>) -> Result<Version, String> {
+    let found = match v {
+        Some(v) => versions.iter().find(|x| x.version == v),
+        None => versions.last(),
+    };
+    found.cloned().ok_or_else(|| match v {
+        Some(v) => format!("`{name}` has no kept version {v}; `/skills log {name}` lists them"),
+        None => format!("no earlier versions of `{name}` are kept"),
+    })
+}
+
+/// The file as it was before version V landed, against the file now.
+pub(super) fn diff(host: &impl Host, ctx: &CallContext, arg: &str, json_mode: bool) -> Result<String, String> {
+    let (name, v) = name_at(arg)?;
+    let (location, versions) = located(host, ctx, name)?;
+    let version = pick(&versions, name, Some(v))?;
+    let then = history::before(host, &ctx.cwd, &version).map_err(|e| e.message)?;
+    let now = Store::new(host, &ctx.session).read(&location.root, &version.path).ok();
+    let diff = unified_diff(&version.path, then.as_deref(), now.as_deref());
+    answer(json_mode, json!({"name": name, "version": v, "path": version.path, "diff": diff}), || diff.clone())
+}
+
+/// Restores the file as it was before version V (default: the newest) through `skill_manage`.
+pub(super) fn revert(
+    host: &impl Host,
+    active: &mut Active,
+    ctx: &CallContext,
+    rest: &[&str],
+    json_mode: bool,
+) -> Result<String, String> {
+    let (name, v) = match rest {
+        [name] => (*name, None),
+        [name, v] => {
+            (*name, Some(v.parse::<u64>().map_err(|_| usage_error(&format!("`{v}` is not a version number")))?))
+        }
+        _ => return Err(usage_error("expected `/skills revert NAME [VERSION]`")),
+    };
+    let (location, versions) = located(host, ctx, name)?;
+    let version = pick(&versions, name, v)?;
+    let then = history::before(host, &ctx.cwd, &version).map_err(|e| e.message)?;
+    let file = version.path.strip_prefix(&format!("{name}/")).filter(|f| *f != "SKILL.md");
+    let reason = format!("revert to the file before version {}", version.version);
+    let args = match (file, then) {
+        (None, None) => {
+            return Err(format!(
+                "version {} created `{name}`; there is no earlier file to go back to (archive the skill instead)",
+                version.version
+            ));
+        }
+        (None, Some(bytes)) => {
+            json!({"action": "edit", "name": name, "content": String::from_utf8_lossy(&bytes), "reason": reason})
+        }
+        (Some(file), Some(bytes)) => json!({
+            "action": "write_file", "name": name, "file_path": file,
+            "content": String::from_utf8_lossy(&bytes), "reason": reason,
+        }),
+        (Some(file), None) => json!({"action": "remove_file", "name": name, "file_path": file, "reason": reason}),
+    };
+    let approval = approval_override(host).unwrap_or(active.config.write_approval);
+    let ledger = active.ledger.get_or_insert_with(|| crate::library::ledger::Ledger::load(host));
+    // The operator has read what they revert to: the write's read guard is met by this command.
+    let operator = format!("operator:{}", ctx.agent);
+    active.reads.mark(&ctx.session, &operator, name);
+    let mut cx = skill_manage::Context {
+        config: &active.config,
+        session: &ctx.session,
+        agent: &operator,
+        actor: "operator",
+        cwd: &ctx.cwd,
+        reads: &mut active.reads,
+        cache: &mut active.cache,
+        ledger,
+        approval,
+    };
+    let out = skill_manage::run(host, &mut cx, &args.to_string())
+        .map_err(|e| format!("{} ({}): {}", e.message, e.code, e.hint))?;
+    let result: serde_json::Value = serde_json::from_str(&out).unwrap_or_default();
+    let status = result["status"].as_str().unwrap_or("written").to_string();
+    let scope = location.scope.as_str();
+    let value =
+        json!({"name": name, "reverted": version.version, "path": version.path, "status": status, "result": result});
+    answer(json_mode, value, || match status.as_str() {
+        "staged" => format!(
+            "staged the revert of {} ({scope} scope) to before version {} as {}; approve it with /skills approve",
+            version.path,
+            version.version,
+            result["id"].as_str().unwrap_or("?")
+        ),
+        _ => format!("reverted {} ({scope} scope) to the file before version {}", version.path, version.version),
+    })
+}
