@@ -182,7 +182,15 @@ impl<H: Host> Plugin<H> {
 
     /// Both arms are JSON for the model.
     pub fn call_tool(&mut self, ctx: &CallContext, name: &str, args_json: &str) -> Result<String, String> {
-        self.call_tool_inner(ctx, name, args_json).map_err(|err| err.to_json())
+        let answer = self.call_tool_inner(ctx, name, args_json).map_err(|err| err.to_json());
+        // A background reviewer's calls are kept in its audit record, refusals included.
+        if ctx.origin == crate::api::Origin::Subagent
+            && self.state.is_some()
+            && crate::schedule::audit::is_review(&self.host, &ctx.agent)
+        {
+            crate::schedule::audit::review_call(&self.host, &ctx.agent, name, args_json, &answer);
+        }
+        answer
     }
 
     fn call_tool_inner(&mut self, ctx: &CallContext, name: &str, args_json: &str) -> Result<String, ToolError> {
@@ -274,7 +282,18 @@ impl<H: Host> Plugin<H> {
         let Some(active) = self.state.as_mut() else { return Vec::new() };
         match active.review_loops.activation_end(host, result) {
             Some(decisions) => decisions,
-            None => active.review.activation_end(result),
+            None => {
+                if crate::schedule::audit::is_review(host, &result.id) {
+                    let status = match result.status {
+                        crate::api::ActivationStatus::Completed => "completed",
+                        crate::api::ActivationStatus::Failed => "failed",
+                        crate::api::ActivationStatus::Aborted => "aborted",
+                        crate::api::ActivationStatus::TimedOut => "timed-out",
+                    };
+                    crate::schedule::audit::review_ended(host, &result.id, status, &result.text);
+                }
+                active.review.activation_end(result)
+            }
         }
     }
 
@@ -334,6 +353,7 @@ impl<H: Host> Plugin<H> {
             let ledger = active.ledger.get_or_insert_with(|| Ledger::load(host));
             let report =
                 crate::library::curator::pass(host, &config, ledger, &mut active.cache, false, history_versions);
+            crate::schedule::audit::curator_pass(host, &report);
             active.curator.done(now, &config);
             for change in &report.changes {
                 out.push(

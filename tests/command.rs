@@ -237,7 +237,7 @@ fn hidden_characters_in_staged_content_are_shown_not_obeyed() {
     let staged = h
         .skill(
             "s1",
-            json!({"action": "create", "name": "hidden", "description": "The hidden procedure. Use when testing.", "body": body, "reason": "tidy\rup"}),
+            json!({"action": "create", "name": "hidden", "description": "The hidden procedure. Use when testing.", "body": body, "reason": "tidy\rup\nabc123  create  user  forged/SKILL.md"}),
         )
         .unwrap();
     assert_eq!(staged["status"], "staged", "{staged}");
@@ -256,7 +256,8 @@ fn hidden_characters_in_staged_content_are_shown_not_obeyed() {
             let exact = run(&mut h, &args.replace("latest", &id));
             assert!(exact["diff"].as_str().unwrap().contains("first\r"), "--json stays exact");
         } else {
-            assert!(out.contains("tidy\\u{d}up"), "{out}");
+            assert!(out.contains("tidy\\u{d}up\\u{a}abc123"), "a line break cannot forge a row: {out}");
+            assert_eq!(out.lines().count(), 2, "{out}");
         }
     }
     run(&mut h, "approve latest");

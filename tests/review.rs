@@ -167,6 +167,8 @@ fn a_reviewer_that_overruns_is_aborted_on_tick() {
     assert!(r.provider.lock().unwrap().activations[0].aborted);
     let ends = parse(r.h.plugin.pump_activations().unwrap());
     assert!(ends.is_empty(), "an aborted review is not reported twice: {ends:?}");
+    let audit: Value = serde_json::from_str(&r.command("reviews --json").unwrap()).unwrap();
+    assert_eq!(audit["reviews"][0]["status"], "timed-out", "{audit}");
 }
 
 #[test]
@@ -186,6 +188,32 @@ fn the_reviewer_writes_through_skill_manage_with_every_guard() {
     assert!(r.h.user_skills().join("build-fixes/SKILL.md").is_file());
     let end = out.iter().find(|d| d["action"] == "end").unwrap();
     assert_eq!(end["reason"], "created build-fixes");
+
+    // The audit trail: why it ran, what it was given, each call it made through the plugin
+    // (a duplicate create refused), how it ended; and a curator pass beside it.
+    let again = json!({"action": "create", "name": "build-fixes", "description": "Again.", "body": "x\n"});
+    r.provider.lock().unwrap().push(Script {
+        calls: vec![("skill_manage".into(), again.to_string())],
+        text: "nothing new".into(),
+        delay_ms: 0,
+    });
+    r.h.clock.advance(60 * MIN);
+    r.turn(0);
+    r.command("curator run").unwrap();
+    let audit: Value = serde_json::from_str(&r.command("reviews --json").unwrap()).unwrap();
+    let records = audit["reviews"].as_array().unwrap();
+    assert_eq!(records.len(), 3, "{audit}");
+    assert_eq!((records[0]["id"].as_str(), records[0]["status"].as_str()), (Some("act-1"), Some("completed")));
+    assert!(records[0]["reason"].as_str().unwrap().starts_with("due"), "{audit}");
+    assert_eq!(records[0]["promptSha256"].as_str().map(str::len), Some(64));
+    assert_eq!(records[2]["kind"], "curator");
+    let second: Value = serde_json::from_str(&r.command("reviews act-2 --json").unwrap()).unwrap();
+    assert_eq!(second["calls"][0]["ok"], false, "{second}");
+    assert_eq!(second["calls"][0]["answer"]["code"], "exists");
+    assert_eq!(second["review"]["answer"], "nothing new");
+    let shown = r.command("reviews act-2").unwrap();
+    assert!(shown.contains("create build-fixes refused"), "{shown}");
+    assert!(r.command("reviews nope").unwrap_err().contains("no review or curator pass"));
 }
 
 fn gate_rig(replies: Vec<Reply>, extra: &str) -> (Rig, ScriptedServer) {

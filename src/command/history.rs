@@ -15,6 +15,7 @@ use serde_json::json;
 
 /// The winning skill of that name and its versions, oldest first.
 fn located(host: &impl Host, ctx: &CallContext, name: &str) -> Result<(Location, Vec<Version>), String> {
+    crate::library::skillfile::check_name(name)?;
     let store = Store::new(host, &ctx.session);
     let location = store.locate(name).map_err(|e| e.message)?.ok_or_else(|| format!("no skill named `{name}`"))?;
     let versions = history::versions(host, location.scope, &ctx.cwd, name);
@@ -76,7 +77,9 @@ pub(super) fn diff(host: &impl Host, ctx: &CallContext, arg: &str, json_mode: bo
     let version = pick(&versions, name, Some(v))?;
     let then = history::before(host, &ctx.cwd, &version).map_err(|e| e.message)?;
     let now = Store::new(host, &ctx.session).read(&location.root, &version.path).ok();
+    // The file now may hold what the scanner takes for a credential (pasted by hand): never shown.
     let diff = unified_diff(&version.path, then.as_deref(), now.as_deref());
+    let diff = crate::library::scan::redact_secrets(&diff).unwrap_or(diff);
     answer(json_mode, json!({"name": name, "version": v, "path": version.path, "diff": diff}), || diff.clone())
 }
 
@@ -99,7 +102,20 @@ pub(super) fn revert(
     let version = pick(&versions, name, v)?;
     let then = history::before(host, &ctx.cwd, &version).map_err(|e| e.message)?;
     let file = version.path.strip_prefix(&format!("{name}/")).filter(|f| *f != "SKILL.md");
+    if version.redacted {
+        return Err(format!(
+            "the file before version {} held a credential and was kept redacted; it cannot be restored",
+            version.version
+        ));
+    }
     let reason = format!("revert to the file before version {}", version.version);
+    // A file that was not UTF-8 cannot go back through a text write without changing it.
+    let then = match then.map(String::from_utf8) {
+        Some(Err(_)) => {
+            return Err(format!("the file before version {} is not UTF-8 text; restore it by hand", version.version));
+        }
+        other => other.map(|r| r.unwrap_or_default()),
+    };
     let args = match (file, then) {
         (None, None) => {
             return Err(format!(
@@ -107,13 +123,10 @@ pub(super) fn revert(
                 version.version
             ));
         }
-        (None, Some(bytes)) => {
-            json!({"action": "edit", "name": name, "content": String::from_utf8_lossy(&bytes), "reason": reason})
+        (None, Some(text)) => json!({"action": "edit", "name": name, "content": text, "reason": reason}),
+        (Some(file), Some(text)) => {
+            json!({"action": "write_file", "name": name, "file_path": file, "content": text, "reason": reason})
         }
-        (Some(file), Some(bytes)) => json!({
-            "action": "write_file", "name": name, "file_path": file,
-            "content": String::from_utf8_lossy(&bytes), "reason": reason,
-        }),
         (Some(file), None) => json!({"action": "remove_file", "name": name, "file_path": file, "reason": reason}),
     };
     let approval = approval_override(host).unwrap_or(active.config.write_approval);

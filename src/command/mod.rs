@@ -31,6 +31,8 @@ pub const USAGE: &str = "usage: /skills <subcommand> [--json]
   archive NAME | restore NAME                     retire a skill to the archive, or bring it back
   curator [run] [--dry-run]                       the last curator report; `run` runs a pass now
   review on|off|now|status                        background reviews
+  reviews [ID]                                    what background reviews and curator passes did: why, the
+                                                  reviewer's calls and answers, how it ended
   loops [verdict SESSION]                         review loops, running and archived; a session's last verdict
   approval on|off                                 stage every write for approval
   help                                            this message
@@ -85,6 +87,7 @@ fn dispatch(host: &impl Host, active: &mut Active, ctx: &CallContext, args: &str
         None | Some("help") => answer(a.json, json!({"usage": USAGE}), || USAGE.to_string()),
         Some("review") => review::review(host, active, ctx, rest, a.json),
         Some("loops") => review::loops(host, rest, a.json),
+        Some("reviews") => review::reviews(host, rest, a.json),
         Some("approval") => approval::switch(host, rest, a.json),
         Some("pending") => approval::pending(host, rest, a.json),
         Some("diff") => match one_arg(rest, "diff ID")? {
@@ -153,6 +156,10 @@ fn plain(value: &Value) -> String {
 
 /// Columns padded to their widest cell; the last column is not padded.
 pub fn table(headers: &[&str], rows: Vec<Vec<String>>) -> String {
+    // A cell is one line: a line break in an agent's reason must not forge a row (shown as
+    // `visible` shows other control characters).
+    let rows: Vec<Vec<String>> =
+        rows.into_iter().map(|row| row.into_iter().map(|c| c.replace('\n', "\\u{a}")).collect()).collect();
     let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
     for row in &rows {
         for (i, cell) in row.iter().enumerate() {

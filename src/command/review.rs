@@ -88,3 +88,83 @@ pub(super) fn loops(host: &impl Host, rest: &[&str], json_mode: bool) -> Result<
         _ => Err(usage_error("usage: /skills loops [verdict SESSION]")),
     }
 }
+
+/// `/skills reviews [ID]`: the audit trail of background reviews and curator passes, newest
+/// first; with an id, one record and its child's calls.
+pub(super) fn reviews(host: &impl Host, rest: &[&str], json_mode: bool) -> Result<String, String> {
+    use crate::schedule::audit;
+    match rest {
+        [] => {
+            let records = audit::list(host);
+            let value = json!({"reviews": records});
+            answer(json_mode, value, || {
+                if records.is_empty() {
+                    return "no background review or curator pass is on record".to_string();
+                }
+                let rows: Vec<Vec<String>> = records
+                    .iter()
+                    .rev()
+                    .map(|r| {
+                        let took =
+                            r.ended_ms.map_or("-".to_string(), |e| format!("{} ms", e.saturating_sub(r.started_ms)));
+                        let calls =
+                            if r.kind == "review" { audit::calls(host, &r.id).len().to_string() } else { "-".into() };
+                        vec![
+                            r.id.clone(),
+                            r.kind.clone(),
+                            r.session.clone(),
+                            r.started_at.clone(),
+                            took,
+                            r.status.clone(),
+                            calls,
+                            r.reason.clone(),
+                        ]
+                    })
+                    .collect();
+                table(&["id", "kind", "session", "started", "took", "status", "calls", "why"], rows)
+            })
+        }
+        [id] => {
+            let record =
+                audit::load(host, id).ok_or_else(|| format!("no review or curator pass `{id}` is on record"))?;
+            let calls = audit::calls(host, id);
+            let value = json!({"review": record, "calls": calls});
+            answer(json_mode, value.clone(), || {
+                let mut out = format!(
+                    "{} {} (session {}, turn {}), started {}: {}\nwhy: {}\n",
+                    record.kind,
+                    record.id,
+                    record.session,
+                    record.turn,
+                    record.started_at,
+                    record.status,
+                    record.reason
+                );
+                if let Some(sha) = &record.prompt_sha256 {
+                    out.push_str(&format!(
+                        "prompt: {} bytes, sha256 {sha}; tools {:?}\n",
+                        record.prompt_bytes, record.tools
+                    ));
+                }
+                for call in &calls {
+                    out.push_str(&format!(
+                        "  {} {} {} {} -> {}\n",
+                        plain(&call["at"]),
+                        plain(&call["action"]),
+                        plain(&call["name"]),
+                        if call["ok"] == true { "ok" } else { "refused" },
+                        call["answer"]
+                    ));
+                }
+                if let Some(answer) = &record.answer {
+                    out.push_str(&format!("answer: {answer}\n"));
+                }
+                if !record.changes.is_null() {
+                    out.push_str(&format!("changes: {}\n", record.changes));
+                }
+                out
+            })
+        }
+        _ => Err(usage_error("expected `/skills reviews [ID]`")),
+    }
+}

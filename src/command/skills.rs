@@ -100,7 +100,11 @@ pub(super) fn curator(host: &impl Host, active: &mut Active, rest: &[&str], json
     let report = if run {
         let config = active.config.curator.clone();
         let ledger = active.ledger.get_or_insert_with(|| Ledger::load(host));
-        curator::pass(host, &config, ledger, &mut active.cache, dry_run, active.config.history_versions)
+        let report = curator::pass(host, &config, ledger, &mut active.cache, dry_run, active.config.history_versions);
+        if !dry_run {
+            crate::schedule::audit::curator_pass(host, &report);
+        }
+        report
     } else {
         curator::last_report(host)
             .ok_or_else(|| "the curator has not run yet; `/skills curator run` runs it now".to_string())?

@@ -53,7 +53,7 @@ pub const KEYS: &[KeySpec] = &[
         path: "historyVersions",
         kind: Kind::Int { min: 0, max: 1000 },
         default: DefaultValue::Int(20),
-        doc: "Earlier versions kept per skill in history/ (0 keeps none).",
+        doc: "Earlier versions kept per skill in history/ (0 records no new ones).",
     },
     KeySpec {
         path: "duplicateThreshold",

@@ -128,7 +128,8 @@ pub fn stage(host: &impl Host, change: &Change) -> Result<Manifest, ToolError> {
     let seed = sha256_hex(format!("{}\n{}\n{:?}", change.path, change.session, new_sha).as_bytes());
     let mut id = format!("{now}-{}", &seed[..6]);
     let mut n = 1;
-    while host.stat(&Root::State, &format!("{DIR}/{id}")).is_ok() {
+    // Never an id it supersedes (a change undone within one millisecond hashes alike).
+    while host.stat(&Root::State, &format!("{DIR}/{id}")).is_ok() || change.supersedes.contains(&id) {
         n += 1;
         id = format!("{now}-{}-{n}", &seed[..6]);
     }
@@ -292,6 +293,7 @@ fn apply(
         };
         history::record(host, &author, &landing, keep)
     };
+    // A record whose write fails is taken back (`history::forget`).
     let mut acknowledged = Vec::new();
     match &manifest.new_sha256 {
         Some(_) => {
@@ -301,11 +303,15 @@ fn apply(
             }
             recheck(&store, &manifest)?;
             acknowledged = accept_findings(&store, &manifest, &new, accepted)?;
-            landed(Some(&new))?;
-            if acknowledged.is_empty() {
-                store.write_atomic(&root, &manifest.path, &new)?;
+            let kept = landed(Some(&new))?;
+            let written = if acknowledged.is_empty() {
+                store.write_atomic(&root, &manifest.path, &new)
             } else {
-                write_acknowledged(&store, &manifest, &new, &acknowledged)?;
+                write_acknowledged(&store, &manifest, &new, &acknowledged)
+            };
+            if let Err(err) = written {
+                history::forget(host, kept);
+                return Err(err);
             }
         }
         None => {
@@ -313,14 +319,20 @@ fn apply(
                 return Err(nothing_to_accept(&manifest, accepted));
             }
             recheck(&store, &manifest)?;
-            landed(None)?;
-            host.remove_file(&root, &manifest.path).map_err(|e| fs_error(e, &manifest.path))?;
+            let kept = landed(None)?;
+            if let Err(err) = host.remove_file(&root, &manifest.path) {
+                history::forget(host, kept);
+                return Err(fs_error(err, &manifest.path));
+            }
             if let Some((dir, _)) = manifest.path.rsplit_once('/') {
                 store.remove_empty_dirs(&root, dir);
             }
         }
     }
     discard(host, id);
+    for old in &manifest.supersedes {
+        discard(host, old);
+    }
     Ok(Approved { manifest, acknowledged })
 }
 
@@ -479,13 +491,18 @@ pub fn reject(host: &impl Host, id: &str) -> Result<Manifest, ToolError> {
     crate::state_file::with_lock(host, &skill_lock(&skill), || {
         let manifest = load_current(host, id)?;
         discard(host, id);
+        // Entries it replaced, should a crash have left one: they must not come back.
+        for old in &manifest.supersedes {
+            discard(host, old);
+        }
         Ok(manifest)
     })
 }
 
 pub fn discard(host: &impl Host, id: &str) {
     let dir = format!("{DIR}/{id}");
-    for file in ["change.diff", "new", "manifest.json"] {
+    // The manifest first: an entry half removed by a crash is no longer listed.
+    for file in ["manifest.json", "change.diff", "new"] {
         let _ = host.remove_file(&Root::State, &format!("{dir}/{file}"));
     }
     let _ = host.remove_dir(&Root::State, &dir);

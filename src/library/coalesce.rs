@@ -39,6 +39,11 @@ pub fn stage_merged(
 ) -> Result<Manifest, ToolError> {
     state_file::with_lock(host, &skill_lock(change.skill), || {
         let earlier = pending_for(host, root, change.path);
+        if let Some(last) = earlier.last()
+            && last.base_sha256 != change.old.map(sha256_hex)
+        {
+            return Err(stale(last));
+        }
         if earlier.last().map(|m| m.id.as_str()) != built_on {
             return Err(state_file::conflict(change.skill).with_details(json!({
                 "resource": change.skill,
@@ -63,6 +68,22 @@ pub fn stage_merged(
         }
         Ok(manifest)
     })
+}
+
+/// A staged write whose file changed after it was staged: nothing may be merged into it.
+pub fn stale(manifest: &Manifest) -> ToolError {
+    ToolError::new(
+        "drift",
+        format!(
+            "`{}` changed since `{}` was staged; a change cannot join that staged write",
+            manifest.path, manifest.id
+        ),
+        format!(
+            "ask the operator to reject `{}` (or approve it after reading its diff), then make the change again",
+            manifest.id
+        ),
+    )
+    .with_details(json!({"id": manifest.id, "path": manifest.path}))
 }
 
 /// The bytes a pending entry would write (`None` for a removal), checked against its manifest.

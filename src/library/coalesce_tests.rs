@@ -228,3 +228,60 @@ fn an_entry_left_behind_by_a_crash_mid_merge_is_hidden_refused_and_pruned() {
     assert!(approval::load(&host, &first.id).is_err());
     assert_eq!(approval::list(&host).len(), 1);
 }
+
+#[test]
+fn a_change_cannot_join_a_staged_write_whose_file_changed_since() {
+    let mut plugin = setup();
+    call(&mut plugin, r#"{"action":"view","name":"deploy"}"#).unwrap();
+    let staged = patch(&mut plugin, "1. build", "1. build it").unwrap();
+    // Someone edits the file by hand (still the plugin's skill).
+    plugin
+        .host()
+        .write(
+            &Root::UserSkills,
+            "deploy/SKILL.md",
+            &ours("deploy", "1. build\n2. test twice\n3. push\n"),
+            WriteMode::Truncate,
+        )
+        .unwrap();
+    let before = plugin.host().snapshot();
+    let refused = patch(&mut plugin, "3. push", "3. push the tag").unwrap_err();
+    assert_eq!((refused["code"].as_str(), refused["details"]["id"].clone()), (Some("drift"), staged["id"].clone()));
+    assert_eq!(plugin.host().snapshot(), before, "nothing staged over the newer file");
+}
+
+#[test]
+fn approving_or_rejecting_a_merged_entry_removes_what_a_crash_left_of_the_entries_it_replaced() {
+    let host = FakeHost::new(START);
+    let old = ours("deploy", "a\n");
+    host.write(&Root::UserSkills, "deploy/SKILL.md", &old, WriteMode::CreateNew).unwrap();
+    let base = Change {
+        operation: "edit",
+        skill: "deploy",
+        scope: Scope::User,
+        session: "s1",
+        agent: "main",
+        path: "deploy/SKILL.md",
+        old: Some(&old),
+        new: Some(b"one"),
+        reason: "",
+        held: &[],
+        supersedes: &[],
+        cwd: "",
+    };
+    for approve in [true, false] {
+        let first = approval::stage(&host, &base).unwrap();
+        host.advance(1);
+        let supersedes = [first.id.clone()];
+        let merged = approval::stage(&host, &Change { new: Some(b"two"), supersedes: &supersedes, ..base }).unwrap();
+        if approve {
+            approval::approve(&host, &merged.id, &[], &crate::library::history::TEST_OPERATOR, 20).unwrap();
+            host.write(&Root::UserSkills, "deploy/SKILL.md", &old, WriteMode::Truncate).unwrap();
+        } else {
+            approval::reject(&host, &merged.id).unwrap();
+        }
+        assert!(approval::load(&host, &first.id).is_err(), "the replaced entry does not come back");
+        assert!(approval::list(&host).is_empty());
+        host.advance(1);
+    }
+}

@@ -33,7 +33,8 @@ pub struct Version {
     pub scope: String,
     /// The file inside its scope's root.
     pub path: String,
-    /// create, patch, edit, write_file, remove_file, revert, pin, unpin
+    /// create, patch, edit, write_file, remove_file, pin, unpin, status (the curator's); a
+    /// revert is the edit or file write it makes, with its reason saying so
     pub operation: String,
     /// agent, reviewer or operator
     pub actor: String,
@@ -48,6 +49,11 @@ pub struct Version {
     pub before_sha256: Option<String>,
     /// Size after the write; `None` when it removed the file.
     pub after_size: Option<u64>,
+    /// The replaced bytes held something the scanner takes for a credential (pasted by hand,
+    /// or accepted by an operator): they are kept with it redacted, so this version can be
+    /// read and compared but not restored.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub redacted: bool,
 }
 
 /// Who made a write, for its record.
@@ -85,13 +91,21 @@ fn folder(key: &str, skill: &str) -> String {
     format!("{DIR}/{key}/{skill}")
 }
 
-/// Records a write about to land, then keeps only the newest `keep` records of the skill. A
-/// write whose bytes do not change the file is not a version.
-pub fn record(host: &impl Host, author: &Author, landing: &Landing, keep: usize) -> Result<(), ToolError> {
+/// Records a write about to land, then keeps only the newest `keep` records of the skill; says
+/// which record it made, for `forget` should the write fail. A write whose bytes do not change
+/// the file is not a version.
+pub fn record(host: &impl Host, author: &Author, landing: &Landing, keep: usize) -> Result<Option<Kept>, ToolError> {
     if landing.before == landing.after || keep == 0 {
-        return Ok(());
+        return Ok(None);
     }
-    let Some(key) = key(landing.scope, author.cwd) else { return Ok(()) };
+    let Some(key) = key(landing.scope, author.cwd) else { return Ok(None) };
+    // Never a credential into the state root: a value pasted by hand, or one an operator
+    // accepted, is kept redacted.
+    let redacted = landing.before.and_then(|b| crate::library::scan::redact_secrets(&String::from_utf8_lossy(b)));
+    let before: Option<&[u8]> = match &redacted {
+        Some(text) => Some(text.as_bytes()),
+        None => landing.before,
+    };
     let dir = folder(&key, landing.skill);
     let existing = numbers(host, &dir);
     let version = existing.last().map_or(1, |v| v + 1);
@@ -109,12 +123,13 @@ pub fn record(host: &impl Host, author: &Author, landing: &Landing, keep: usize)
         at_ms: now,
         at: time::iso(now),
         before_size: landing.before.map(|b| b.len() as u64),
-        before_sha256: landing.before.map(sha256_hex),
+        before_sha256: before.map(sha256_hex),
         after_size: landing.after.map(|b| b.len() as u64),
+        redacted: redacted.is_some(),
     };
     let json = serde_json::to_vec_pretty(&record).map_err(|e| ToolError::new("io", e.to_string(), "retry"))?;
     let before_path = format!("{dir}/{version}.before");
-    if let Some(before) = landing.before {
+    if let Some(before) = before {
         // A `.before` without its record is a crash's leftover under a number never used.
         let _ = host.remove_file(&Root::State, &before_path);
         host.write(&Root::State, &before_path, before, WriteMode::CreateNew).map_err(|e| fs_error(e, &before_path))?;
@@ -130,7 +145,21 @@ pub fn record(host: &impl Host, author: &Author, landing: &Landing, keep: usize)
         let _ = host.remove_file(&Root::State, &format!("{dir}/{old}.json"));
         let _ = host.remove_file(&Root::State, &format!("{dir}/{old}.before"));
     }
-    Ok(())
+    Ok(Some(Kept { dir, version }))
+}
+
+/// A record `record` made.
+pub struct Kept {
+    dir: String,
+    version: u64,
+}
+
+/// Removes a record whose write did not land (an I/O failure after it was made).
+pub fn forget(host: &impl Host, kept: Option<Kept>) {
+    if let Some(Kept { dir, version }) = kept {
+        let _ = host.remove_file(&Root::State, &format!("{dir}/{version}.json"));
+        let _ = host.remove_file(&Root::State, &format!("{dir}/{version}.before"));
+    }
 }
 
 /// The record numbers in a skill's folder, ascending.

@@ -59,3 +59,26 @@ fn kept_bytes_that_were_changed_are_refused() {
     let kept = versions(&host, Scope::User, "", "deploy");
     assert_eq!(before(&host, "", &kept[0]).unwrap_err().code, "drift");
 }
+
+#[test]
+fn replaced_bytes_holding_a_credential_are_kept_redacted() {
+    let host = FakeHost::new(1_767_225_600_000);
+    let key = ["ghp_", "Z7QX3M2K9LPT4WNBZ7QX3M2K9LPT4WNB1234"].concat();
+    let pasted = format!("deploy with {key}\n");
+    record(&host, &TEST_OPERATOR, &landing(Some(pasted.as_bytes()), Some(b"deploy with $GITHUB_TOKEN\n")), 20).unwrap();
+    let kept = versions(&host, Scope::User, "", "deploy");
+    assert!(kept[0].redacted);
+    let bytes = before(&host, "", &kept[0]).unwrap().unwrap();
+    let text = String::from_utf8(bytes).unwrap();
+    assert!(!text.contains(&key) && text.contains("[redacted: github-pat]"), "{text}");
+}
+
+#[test]
+fn a_record_whose_write_failed_is_taken_back() {
+    let host = FakeHost::new(1_767_225_600_000);
+    let kept = record(&host, &TEST_OPERATOR, &landing(Some(b"a"), Some(b"b")), 20).unwrap();
+    assert!(kept.is_some());
+    forget(&host, kept);
+    assert!(versions(&host, Scope::User, "", "deploy").is_empty());
+    assert!(host.file(&Root::State, "history/user/deploy/1.before").is_none());
+}

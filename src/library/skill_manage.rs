@@ -370,17 +370,19 @@ fn commit(host: &impl Host, cx: &mut Context, write: Write) -> Result<Value, Too
             }
             let author = history::Author { actor: cx.actor, by: cx.agent, session: cx.session, cwd: cx.cwd };
             let landing = history::Landing { skill: name, scope, path, operation, reason, before: old, after: new };
-            history::record(host, &author, &landing, cx.config.history_versions)?;
-            match new {
+            let kept = history::record(host, &author, &landing, cx.config.history_versions)?;
+            let landed = match new {
                 Some(bytes) => store.write_atomic(root, path, bytes),
-                None => {
-                    host.remove_file(root, path).map_err(|e| fs_error(e, path))?;
+                None => host.remove_file(root, path).map_err(|e| fs_error(e, path)).map(|()| {
                     if let Some((dir, _)) = path.rsplit_once('/') {
                         store.remove_empty_dirs(root, dir);
                     }
-                    Ok(())
-                }
+                }),
+            };
+            if landed.is_err() {
+                history::forget(host, kept);
             }
+            landed
         })?;
         if operation == "create" {
             cx.cache.forget_file(root, path);
@@ -671,6 +673,13 @@ fn base(host: &impl Host, cx: &Context, name: &str) -> Result<Base, ToolError> {
         Some(manifest) => coalesce::staged_bytes(host, manifest)?,
         None => None,
     };
+    // A staged write made against a file that has changed since is not built on: approving
+    // the merge would land over the newer file without the drift check its base gives.
+    if let Some(manifest) = &pending
+        && manifest.base_sha256 != disk.as_deref().map(approval::sha256_hex)
+    {
+        return Err(coalesce::stale(manifest));
+    }
     let built_on = pending.map(|m| m.id);
     let (bytes, skill) = match (staged, disk.clone(), skill) {
         (Some(bytes), _, _) => {

@@ -250,6 +250,7 @@ impl Scheduler {
                         state.turns_since_review, r.turn_interval, state.tools_since_review, r.tool_call_threshold
                     )
                 };
+                crate::schedule::audit::review_started(host, &id, session, turn, &reason, &spec.prompt, &spec.tools);
                 state.in_flight = Some(InFlight { id: id.clone(), started_ms: now, turn });
                 state.reviews_started += 1;
                 state.last_review_ms = Some(now);
@@ -305,6 +306,7 @@ impl Scheduler {
             }
             host.subagent_abort(&flight.id);
             let reason = format!("timed out after {} min; aborted", config.review.timeout_minutes);
+            crate::schedule::audit::review_ended(host, &flight.id, "timed-out", &reason);
             state.last_outcome = Some(format!("timed-out: {reason}"));
             let line = json!({
                 "kind": "review", "session": session, "turn": flight.turn, "action": "abort",

@@ -1,0 +1,220 @@
+//! The audit trail of background work, so an operator can tell what a reviewer did: for each
+//! background review, why it started, a digest of the prompt it was given, every `skill_manage`
+//! call its child made through the plugin with the answer (refusals included), how it ended and
+//! its final answer; for each curator pass, what it changed. Kept in the state root and shown
+//! by `/skills reviews [ID]`; the newest `KEEP` records stay.
+//!
+//! Layout: `reviews/<stem>.json` (the record: written when the work starts, replaced whole when
+//! it ends) and `reviews/<stem>.calls.jsonl` (one line per child call, appended). The stem is
+//! a hash of the activation id (ids come from the host and are not file names). Every stored
+//! string has credentials redacted and is clipped; arguments are reduced to the action, name
+//! and file path (content is never kept: the skill itself, or its history, holds what landed).
+//! Tokens are not recorded: the host reports none for background reviews (the `spend` export
+//! is the review loop's).
+//!
+//! Owns: the record format, where it lives, pruning and reading. Callers say what happened.
+
+use crate::host::{Host, Level, Root, WriteMode};
+use crate::library::approval::sha256_hex;
+use crate::library::scan::redact_secrets;
+use crate::time;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+pub const DIR: &str = "reviews";
+/// Records kept (reviews and curator passes together).
+pub const KEEP: usize = 200;
+/// Longest final answer or call message kept, in characters.
+const CLIP: usize = 4000;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Record {
+    /// The activation id (`review`), or `curator-<ms>`.
+    pub id: String,
+    /// `review` or `curator`
+    pub kind: String,
+    pub session: String,
+    pub turn: u64,
+    pub reason: String,
+    pub started_ms: u64,
+    pub started_at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_sha256: Option<String>,
+    #[serde(default)]
+    pub prompt_bytes: usize,
+    #[serde(default)]
+    pub tools: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_ms: Option<u64>,
+    /// running, completed, failed, aborted, timed-out; `done` for a curator pass.
+    pub status: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<String>,
+    /// A curator pass's changes and errors.
+    #[serde(default, skip_serializing_if = "Value::is_null")]
+    pub changes: Value,
+}
+
+fn stem(id: &str) -> String {
+    format!("r-{}", &sha256_hex(id.as_bytes())[..16])
+}
+
+fn record_path(id: &str) -> String {
+    format!("{DIR}/{}.json", stem(id))
+}
+
+/// Credentials redacted, control characters kept as they are (the command shows them
+/// visibly), at most `CLIP` characters.
+fn clean(text: &str) -> String {
+    let text = redact_secrets(text).unwrap_or_else(|| text.to_string());
+    match text.char_indices().nth(CLIP) {
+        Some((at, _)) => format!("{}… ({} characters in all)", &text[..at], text.chars().count()),
+        None => text,
+    }
+}
+
+fn save(host: &impl Host, record: &Record) {
+    let bytes = serde_json::to_vec_pretty(record).unwrap_or_default();
+    if let Err(err) = crate::state_file::write_atomic(host, &Root::State, &record_path(&record.id), &bytes) {
+        host.log(Level::Warn, &format!("audit: could not keep the record of {}: {err:?}", record.id));
+    }
+}
+
+/// A background review started: why, and what it was given.
+pub fn review_started(
+    host: &impl Host,
+    id: &str,
+    session: &str,
+    turn: u64,
+    reason: &str,
+    prompt: &str,
+    tools: &[String],
+) {
+    let now = host.now_ms();
+    save(
+        host,
+        &Record {
+            id: id.to_string(),
+            kind: "review".into(),
+            session: session.to_string(),
+            turn,
+            reason: clean(reason),
+            started_ms: now,
+            started_at: time::iso(now),
+            prompt_sha256: Some(sha256_hex(prompt.as_bytes())),
+            prompt_bytes: prompt.len(),
+            tools: tools.to_vec(),
+            ended_ms: None,
+            status: "running".into(),
+            answer: None,
+            changes: Value::Null,
+        },
+    );
+    prune(host);
+}
+
+/// Whether `id` is a background review this home keeps a record of.
+pub fn is_review(host: &impl Host, id: &str) -> bool {
+    host.stat(&Root::State, &record_path(id)).is_ok()
+}
+
+/// One `skill_manage` call a review's child made, and the answer it got.
+pub fn review_call(host: &impl Host, id: &str, tool: &str, args_json: &str, answer: &Result<String, String>) {
+    let args: Value = serde_json::from_str(args_json).unwrap_or(Value::Null);
+    let field = |key: &str| args.get(key).and_then(Value::as_str).map(clean);
+    let (ok, detail) = match answer {
+        Ok(text) => {
+            let v: Value = serde_json::from_str(text).unwrap_or(Value::Null);
+            (
+                true,
+                json!({"status": v.get("status").cloned().unwrap_or(Value::Null), "id": v.get("id").cloned().unwrap_or(Value::Null)}),
+            )
+        }
+        Err(text) => {
+            let v: Value = serde_json::from_str(text).unwrap_or(Value::Null);
+            let message = v.get("message").and_then(Value::as_str).map(clean);
+            (false, json!({"code": v.get("code").cloned().unwrap_or(Value::Null), "message": message}))
+        }
+    };
+    let line = json!({
+        "at": time::iso(host.now_ms()), "tool": tool, "action": field("action"), "name": field("name"),
+        "file_path": field("file_path"), "ok": ok, "answer": detail,
+    });
+    let path = format!("{DIR}/{}.calls.jsonl", stem(id));
+    if let Err(err) = host.write(&Root::State, &path, format!("{line}\n").as_bytes(), WriteMode::Append) {
+        host.log(Level::Warn, &format!("audit: could not keep a call of {id}: {err:?}"));
+    }
+}
+
+/// A background review ended (completed, failed, aborted, timed out), with its final answer.
+/// The first end is the one kept: a reviewer the plugin aborted for overrunning later reports
+/// `aborted` to the host, which is not news.
+pub fn review_ended(host: &impl Host, id: &str, status: &str, answer: &str) {
+    let Some(mut record) = load(host, id).filter(|r| r.status == "running") else { return };
+    record.ended_ms = Some(host.now_ms());
+    record.status = status.to_string();
+    record.answer = Some(clean(answer.trim()));
+    save(host, &record);
+}
+
+/// A curator pass that ran (not a dry run): its changes and errors.
+pub fn curator_pass(host: &impl Host, report: &crate::library::curator::Report) {
+    let now = host.now_ms();
+    let changes = serde_json::to_value(report).unwrap_or(Value::Null);
+    save(
+        host,
+        &Record {
+            id: format!("curator-{now}"),
+            kind: "curator".into(),
+            session: String::new(),
+            turn: 0,
+            reason: format!("{} skill(s) checked", report.checked),
+            started_ms: now,
+            started_at: time::iso(now),
+            prompt_sha256: None,
+            prompt_bytes: 0,
+            tools: Vec::new(),
+            ended_ms: Some(now),
+            status: "done".into(),
+            answer: None,
+            changes,
+        },
+    );
+    prune(host);
+}
+
+pub fn load(host: &impl Host, id: &str) -> Option<Record> {
+    serde_json::from_slice(&host.read(&Root::State, &record_path(id)).ok()?).ok()
+}
+
+/// Every record, oldest first.
+pub fn list(host: &impl Host) -> Vec<Record> {
+    let Ok(entries) = host.list_dir(&Root::State, DIR) else { return Vec::new() };
+    let mut out: Vec<Record> = entries
+        .iter()
+        .filter(|(name, _)| name.ends_with(".json"))
+        .filter_map(|(name, _)| host.read(&Root::State, &format!("{DIR}/{name}")).ok())
+        .filter_map(|bytes| serde_json::from_slice(&bytes).ok())
+        .collect();
+    out.sort_by(|a, b| a.started_ms.cmp(&b.started_ms).then_with(|| a.id.cmp(&b.id)));
+    out
+}
+
+/// The calls a review's child made, in order (lines that do not parse are skipped).
+pub fn calls(host: &impl Host, id: &str) -> Vec<Value> {
+    let Ok(bytes) = host.read(&Root::State, &format!("{DIR}/{}.calls.jsonl", stem(id))) else { return Vec::new() };
+    String::from_utf8_lossy(&bytes).lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
+}
+
+fn prune(host: &impl Host) {
+    let all = list(host);
+    for old in &all[..all.len().saturating_sub(KEEP)] {
+        let _ = host.remove_file(&Root::State, &format!("{DIR}/{}.calls.jsonl", stem(&old.id)));
+        let _ = host.remove_file(&Root::State, &record_path(&old.id));
+    }
+}
+
+#[cfg(test)]
+#[path = "audit_tests.rs"]
+mod tests;
