@@ -26,10 +26,23 @@ pub(crate) struct Active {
     pub(crate) review_loops: crate::review_loop::Loops,
     /// The host offers subagents and a state root, so review loops can run.
     pub(crate) review_loop_ready: bool,
+    /// Which skills this and the last turn of each session loaded (what followed is evidence).
+    pub(crate) evidence: crate::library::evidence::Sessions,
 }
 
 impl Active {
     pub(crate) fn ledger(&mut self, host: &impl Host) -> &mut Ledger {
         self.ledger.get_or_insert_with(|| Ledger::load(host))
+    }
+
+    /// Records in the ledger; a failure is logged (counts are evidence, never a reason to fail
+    /// the event that produced them).
+    pub(crate) fn record(&mut self, host: &impl Host, records: &[crate::library::ledger::Record]) {
+        if records.is_empty() {
+            return;
+        }
+        if let Err(err) = self.ledger(host).record(host, records) {
+            host.log(crate::host::Level::Warn, &format!("could not record in the ledger: {err}"));
+        }
     }
 }

@@ -103,6 +103,7 @@ impl<H: Host> Plugin<H> {
             shadow,
             review_loops,
             review_loop_ready,
+            evidence: Default::default(),
         });
         self.host.log(Level::Info, &format!("self-evolve {} initialised", report.version));
         Ok(report)
@@ -221,11 +222,21 @@ impl<H: Host> Plugin<H> {
     }
 
     /// A real user message also resets the shadow reviewer's cooldowns, escalation, spend and decay.
+    /// A person's message that corrects the last turn counts against the skills it loaded.
     pub fn user_message(&mut self, ctx: &CallContext, text: &str, human: bool) -> Vec<Decision> {
+        let host = &self.host;
         if let Some(active) = self.state.as_mut() {
             active.review.user_message(ctx, text, human);
             if ctx.is_top_level() {
                 active.shadow.user_message(&ctx.session, human);
+                if human {
+                    let corrected = active.evidence.user_message(&ctx.session, text);
+                    let records: Vec<Record> = corrected
+                        .iter()
+                        .map(|s| Record::Followed(s, crate::library::ledger::Outcome::Corrected))
+                        .collect();
+                    active.record(host, &records);
+                }
             }
         }
         Vec::new()
@@ -253,8 +264,11 @@ impl<H: Host> Plugin<H> {
         if let Some(name) = &loaded {
             active.reads.mark(&ctx.session, &ctx.agent, name);
             let now = host.now_ms();
-            if let Err(err) = active.ledger(host).record(host, &[Record::Used(name, now)]) {
-                host.log(Level::Warn, &format!("could not record the use in the ledger: {err}"));
+            if ctx.is_top_level() {
+                active.evidence.loaded(&ctx.session, name);
+                active.record(host, &[Record::Used(name, now), Record::Loaded(name)]);
+            } else {
+                active.record(host, &[Record::Used(name, now)]);
             }
         }
         active.review.tool_result(ctx, event, loaded.as_deref());
@@ -269,6 +283,11 @@ impl<H: Host> Plugin<H> {
         let Some(active) = self.state.as_mut() else { return Vec::new() };
         if ctx.is_top_level() && status == TurnStatus::Completed {
             active.shadow.turn_end(host, &ctx.session);
+        }
+        if ctx.is_top_level() {
+            let followed = active.evidence.turn_end(&ctx.session, status);
+            let records: Vec<Record> = followed.iter().map(|(s, o)| Record::Followed(s, *o)).collect();
+            active.record(host, &records);
         }
         if !active.review_ready {
             return Vec::new();

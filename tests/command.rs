@@ -164,6 +164,33 @@ fn log_diff_and_revert_a_skill_through_its_kept_versions() {
 }
 
 #[test]
+fn list_and_show_tell_what_followed_a_skills_loads() {
+    use self_evolve_host::plugin::{ToolEvent, TurnStatus};
+    let mut h = ready("{}");
+    create(&mut h, "alpha");
+    let ctx = user_context("s1");
+    for next in ["no, not like that", "thanks"] {
+        h.plugin.user_message(&ctx, "deploy it", true).unwrap();
+        let event = ToolEvent {
+            tool: "skill".into(),
+            args_json: r#"{"name":"alpha"}"#.into(),
+            ok: true,
+            output: String::new(),
+        };
+        h.plugin.tool_result(&ctx, &event).unwrap();
+        h.plugin.turn_end(&ctx, TurnStatus::Completed).unwrap();
+        h.plugin.user_message(&ctx, next, true).unwrap();
+    }
+    let list = run(&mut h, "list");
+    assert_eq!(
+        list["skills"][0]["evidence"],
+        json!({"loads": 2, "completed": 2, "failed": 0, "aborted": 0, "corrected": 1})
+    );
+    let shown = h.plugin.command(&user_context("s1"), "show alpha").unwrap().unwrap();
+    assert!(shown.contains("after its loads: 2 load(s): 2 completed, 1 corrected"), "{shown}");
+}
+
+#[test]
 fn approve_after_drift_keeps_the_staged_write() {
     let mut h = ready(r#"{"writeApproval":true}"#);
     let staged = create(&mut h, "alpha");

@@ -126,6 +126,9 @@ pub(super) fn curator(host: &impl Host, active: &mut Active, rest: &[&str], json
                 .collect();
             out.push_str(&table(&["skill", "from", "to", "why"], rows));
         }
+        for flag in &report.flagged {
+            out.push_str(&format!("\nflagged `{}`: {}", flag.name, flag.reason));
+        }
         for e in &report.errors {
             out.push_str(&format!("\nerror: {e}"));
         }
@@ -169,7 +172,7 @@ pub(super) fn list(
         .iter()
         .map(|s| {
             let usage = ledger.skills.get(&s.location.name);
-            json!({
+            let mut entry = json!({
                 "name": s.location.name,
                 "scope": s.location.scope.as_str(),
                 "status": s.summary.status,
@@ -178,7 +181,11 @@ pub(super) fn list(
                 "uses": usage.map_or(0, |u| u.uses),
                 "lastUse": usage.and_then(|u| u.last_used_ms).map(time::iso),
                 "warnings": s.summary.warnings,
-            })
+            });
+            if let Some(evidence) = usage.map(|u| u.evidence).filter(|e| !e.is_empty()) {
+                entry["evidence"] = json!(evidence);
+            }
+            entry
         })
         .collect();
     let rows = entries
@@ -192,16 +199,33 @@ pub(super) fn list(
                 plain(&e["owner"]),
                 plain(&e["uses"]),
                 e["lastUse"].as_str().map(|s| s[..10].to_string()).unwrap_or_else(|| "never".into()),
+                evidence_text(&e["evidence"]),
             ]
         })
         .collect();
     answer(json_mode, json!({"skills": entries, "warnings": warnings}), || {
-        let mut out = table(&["name", "scope", "status", "pinned", "owner", "uses", "last use"], rows);
+        let mut out =
+            table(&["name", "scope", "status", "pinned", "owner", "uses", "last use", "after its loads"], rows);
         for w in &warnings {
             out.push_str(&format!("\nwarning: {w}"));
         }
         out
     })
+}
+
+/// `12 loads: 9 completed, 1 failed, 2 corrected`, or empty when it was never loaded.
+fn evidence_text(evidence: &Value) -> String {
+    let n = |key: &str| evidence[key].as_u64().unwrap_or(0);
+    if n("loads") == 0 {
+        return String::new();
+    }
+    let mut parts = vec![format!("{} completed", n("completed"))];
+    for key in ["failed", "aborted", "corrected"] {
+        if n(key) > 0 {
+            parts.push(format!("{} {key}", n(key)));
+        }
+    }
+    format!("{} load(s): {}", n("loads"), parts.join(", "))
 }
 
 pub(super) fn show(host: &impl Host, ctx: &CallContext, name: &str, json_mode: bool) -> Result<String, String> {
@@ -213,6 +237,14 @@ pub(super) fn show(host: &impl Host, ctx: &CallContext, name: &str, json_mode: b
         Layout::Package => store.package_files(&location.root, name).map_err(|e| e.message)?,
         Layout::Flat => vec![],
     };
-    let value = json!({"name": name, "scope": location.scope.as_str(), "path": location.path(), "files": files, "content": text});
-    answer(json_mode, value, || format!("{} ({} scope)\n\n{text}", location.path(), location.scope.as_str()))
+    let mut value = json!({"name": name, "scope": location.scope.as_str(), "path": location.path(), "files": files, "content": text});
+    let evidence = Ledger::load(host).skills.get(name).map(|u| u.evidence).filter(|e| !e.is_empty());
+    if let Some(evidence) = evidence {
+        value["evidence"] = json!(evidence);
+    }
+    let after = evidence_text(&value["evidence"]);
+    answer(json_mode, value, || {
+        let after = if after.is_empty() { String::new() } else { format!("after its loads: {after}\n") };
+        format!("{} ({} scope)\n{after}\n{text}", location.path(), location.scope.as_str())
+    })
 }

@@ -30,6 +30,18 @@ pub struct Report {
     pub checked: usize,
     pub changes: Vec<Change>,
     pub errors: Vec<String>,
+    /// Skills whose loads are often followed by the user correcting the turn (`evidence`):
+    /// named for the operator to read, never changed for it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flagged: Vec<Flag>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Flag {
+    pub name: String,
+    pub loads: u64,
+    pub corrected: u64,
+    pub reason: String,
 }
 
 /// When the next pass is due.
@@ -92,7 +104,14 @@ pub fn pass(
     }
     let store = Store::new(host, "");
     let (listed, _) = store.list(cache);
-    let mut report = Report { at: time::iso(now), dry_run, checked: 0, changes: Vec::new(), errors: Vec::new() };
+    let mut report = Report {
+        at: time::iso(now),
+        dry_run,
+        checked: 0,
+        changes: Vec::new(),
+        errors: Vec::new(),
+        flagged: flagged(&listed, ledger),
+    };
     for skill in listed.iter().filter(|s| s.location.scope == Scope::User && s.summary.owned && !s.summary.pinned) {
         report.checked += 1;
         let name = &skill.location.name;
@@ -178,6 +197,31 @@ pub fn pass(
         }
     }
     report
+}
+
+/// Skills loaded at least `FLAG_MIN_LOADS` times whose loads were followed by a correction at
+/// least `FLAG_CORRECTED_SHARE` of the time, each named once (a name in both scopes shares its
+/// counts: the ledger counts by name).
+fn flagged(listed: &[crate::library::listing::Listed], ledger: &Ledger) -> Vec<Flag> {
+    use crate::library::evidence::{FLAG_CORRECTED_SHARE, FLAG_MIN_LOADS};
+    let mut names: Vec<&str> = listed.iter().map(|s| s.location.name.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    names
+        .into_iter()
+        .filter_map(|name| {
+            let e = ledger.skills.get(name)?.evidence;
+            (e.loads >= FLAG_MIN_LOADS && e.corrected as f64 >= FLAG_CORRECTED_SHARE * e.loads as f64).then(|| Flag {
+                name: name.to_string(),
+                loads: e.loads,
+                corrected: e.corrected,
+                reason: format!(
+                    "{} of its {} loads were followed by the user correcting the turn; read it and fix or archive it",
+                    e.corrected, e.loads
+                ),
+            })
+        })
+        .collect()
 }
 
 /// The last pass's report, if any.

@@ -21,6 +21,53 @@ pub struct Usage {
     /// Scanner findings the operator accepted as not credentials, with who and when.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub accepted: Vec<Acceptance>,
+    /// What followed the agent's loads of it (see `evidence`).
+    #[serde(default, skip_serializing_if = "Evidence::is_empty")]
+    pub evidence: Evidence,
+}
+
+/// Loads of a skill in top-level turns, and how those turns went.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Evidence {
+    pub loads: u64,
+    pub completed: u64,
+    pub failed: u64,
+    pub aborted: u64,
+    /// Completed, then corrected by the user's next message.
+    pub corrected: u64,
+}
+
+impl Evidence {
+    pub fn is_empty(&self) -> bool {
+        *self == Evidence::default()
+    }
+}
+
+/// How a turn that loaded a skill went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Completed,
+    Failed,
+    Aborted,
+    Corrected,
+}
+
+impl Outcome {
+    fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Completed => "completed",
+            Outcome::Failed => "failed",
+            Outcome::Aborted => "aborted",
+            Outcome::Corrected => "corrected",
+        }
+    }
+
+    fn parse(text: &str) -> Option<Outcome> {
+        [Outcome::Completed, Outcome::Failed, Outcome::Aborted, Outcome::Corrected]
+            .into_iter()
+            .find(|o| o.as_str() == text)
+    }
 }
 
 /// One finding an operator accepted (`/skills approve ID --accept-finding RULE`).
@@ -60,7 +107,16 @@ pub enum Record<'a> {
     Used(&'a str, u64),
     Created(&'a str, u64),
     CuratorRan(u64),
-    Accepted { skill: &'a str, finding: &'a str, by: &'a str, ms: u64 },
+    Accepted {
+        skill: &'a str,
+        finding: &'a str,
+        by: &'a str,
+        ms: u64,
+    },
+    /// The agent loaded the skill in a top-level turn.
+    Loaded(&'a str),
+    /// How a turn that loaded it went.
+    Followed(&'a str, Outcome),
 }
 
 /// A log line: `{"s":skill,"u":ms}`, `{"s":skill,"c":ms}`, `{"r":ms}` or
@@ -81,6 +137,12 @@ struct Line {
     by: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     t: Option<u64>,
+    /// `{"s":skill,"l":1}`: a load.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    l: Option<u8>,
+    /// `{"s":skill,"o":"corrected"}`: what followed a load.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    o: Option<String>,
 }
 
 fn version() -> u32 {
@@ -123,6 +185,14 @@ impl Ledger {
                 self.apply(&Record::Accepted { skill, finding, by, ms });
                 continue;
             }
+            if let (Some(skill), Some(_)) = (line.s.as_deref(), line.l) {
+                self.apply(&Record::Loaded(skill));
+                continue;
+            }
+            if let (Some(skill), Some(outcome)) = (line.s.as_deref(), line.o.as_deref().and_then(Outcome::parse)) {
+                self.apply(&Record::Followed(skill, outcome));
+                continue;
+            }
             match (line.s.as_deref(), line.u, line.c, line.r) {
                 (Some(skill), Some(ms), _, _) => self.apply(&Record::Used(skill, ms)),
                 (Some(skill), None, Some(ms), _) => self.apply(&Record::Created(skill, ms)),
@@ -138,6 +208,17 @@ impl Ledger {
             Record::Used(skill, ms) => self.record_use(skill, ms),
             Record::Created(skill, ms) => self.record_created(skill, ms),
             Record::CuratorRan(ms) => self.curator_last_run_ms = Some(self.curator_last_run_ms.unwrap_or(0).max(ms)),
+            Record::Loaded(skill) => self.skills.entry(skill.to_string()).or_default().evidence.loads += 1,
+            Record::Followed(skill, outcome) => {
+                let evidence = &mut self.skills.entry(skill.to_string()).or_default().evidence;
+                let count = match outcome {
+                    Outcome::Completed => &mut evidence.completed,
+                    Outcome::Failed => &mut evidence.failed,
+                    Outcome::Aborted => &mut evidence.aborted,
+                    Outcome::Corrected => &mut evidence.corrected,
+                };
+                *count += 1;
+            }
             Record::Accepted { skill, finding, by, ms } => {
                 let usage = self.skills.entry(skill.to_string()).or_default();
                 if !usage.accepted.iter().any(|a| a.finding == finding) {
@@ -164,6 +245,10 @@ impl Ledger {
                     t: Some(ms),
                     ..Line::default()
                 },
+                Record::Loaded(skill) => Line { s: Some(skill.into()), l: Some(1), ..Line::default() },
+                Record::Followed(skill, outcome) => {
+                    Line { s: Some(skill.into()), o: Some(outcome.as_str().into()), ..Line::default() }
+                }
             };
             text.push_str(&serde_json::to_string(&line).unwrap_or_default());
             text.push('\n');
@@ -267,7 +352,13 @@ mod tests {
         let again = Ledger::load(&host);
         assert_eq!(
             again.skills["pdf"],
-            Usage { uses: 2, last_used_ms: Some(3_000), created_ms: Some(1_000), accepted: Vec::new() }
+            Usage {
+                uses: 2,
+                last_used_ms: Some(3_000),
+                created_ms: Some(1_000),
+                accepted: Vec::new(),
+                evidence: Evidence::default()
+            }
         );
         assert!(host.list_dir(&Root::State, "").unwrap().iter().all(|(n, _)| !n.ends_with(".self-evolve-tmp")));
     }

@@ -9,6 +9,7 @@ pub mod cleanup;
 pub mod coalesce;
 pub mod curator;
 pub mod dedupe;
+pub mod evidence;
 pub mod frontmatter;
 pub mod guards;
 pub mod history;

@@ -1,0 +1,98 @@
+//! Evidence that a skill helps: what followed each time the agent loaded it. Self-written
+//! skills help nothing on average unless curated (SkillsBench, 2026), so the library counts,
+//! per skill, the loads of top-level turns and how each such turn went: completed, failed,
+//! aborted, or completed and then corrected by the user's next message. `/skills list` and
+//! `show` print the counts; the curator flags skills whose loads are often followed by a
+//! correction.
+//!
+//! A correction is judged from the user's next message alone, by its opening words and a few
+//! phrases ("no, …", "that's wrong", "undo that", "I said …"): a heuristic that misses polite
+//! corrections and may count a "no" that agrees. The counts are evidence for an operator to
+//! read, never a reason for the plugin to change a skill on its own.
+//!
+//! Owns: the per-session memory of which skills the current and the last turn loaded (this
+//! process's; a turn's events reach one process), and the correction heuristic. The counts
+//! live in the ledger (`ledger::Evidence`), which every process appends to.
+
+use crate::api::TurnStatus;
+use crate::library::ledger::Outcome;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A skill is flagged when it was loaded at least this often...
+pub const FLAG_MIN_LOADS: u64 = 3;
+/// ...and at least this share of those loads was followed by a correction.
+pub const FLAG_CORRECTED_SHARE: f64 = 1.0 / 3.0;
+
+#[derive(Debug, Default)]
+struct Turns {
+    /// Skills loaded in the turn in progress.
+    current: BTreeSet<String>,
+    /// Skills the last completed turn loaded: the user's next message may correct them.
+    last_completed: BTreeSet<String>,
+}
+
+#[derive(Debug, Default)]
+pub struct Sessions {
+    sessions: BTreeMap<String, Turns>,
+}
+
+impl Sessions {
+    pub fn loaded(&mut self, session: &str, skill: &str) {
+        self.sessions.entry(session.to_string()).or_default().current.insert(skill.to_string());
+    }
+
+    /// The turn ended: each skill it loaded, with how it went.
+    pub fn turn_end(&mut self, session: &str, status: TurnStatus) -> Vec<(String, Outcome)> {
+        let Some(turns) = self.sessions.get_mut(session) else { return Vec::new() };
+        let loaded = std::mem::take(&mut turns.current);
+        let outcome = match status {
+            TurnStatus::Completed => Outcome::Completed,
+            TurnStatus::Failed => Outcome::Failed,
+            TurnStatus::Aborted => Outcome::Aborted,
+        };
+        turns.last_completed = if status == TurnStatus::Completed { loaded.clone() } else { BTreeSet::new() };
+        loaded.into_iter().map(|skill| (skill, outcome)).collect()
+    }
+
+    /// A person's message: when it corrects the last turn, the skills that turn loaded. Only the
+    /// first message after a turn is judged.
+    pub fn user_message(&mut self, session: &str, text: &str) -> Vec<String> {
+        let Some(turns) = self.sessions.get_mut(session) else { return Vec::new() };
+        let last = std::mem::take(&mut turns.last_completed);
+        if last.is_empty() || !is_correction(text) { Vec::new() } else { last.into_iter().collect() }
+    }
+}
+
+/// Whether a message reads as the user correcting what was just done.
+pub fn is_correction(text: &str) -> bool {
+    const OPENINGS: &[&str] = &["no", "nope", "wrong", "incorrect", "stop", "undo", "revert", "actually"];
+    const PHRASES: &[&str] = &[
+        "that's wrong",
+        "that is wrong",
+        "that's not what",
+        "that is not what",
+        "not what i asked",
+        "not what i meant",
+        "you broke",
+        "that broke",
+        "i said",
+        "i told you",
+        "i asked you",
+        "try again",
+        "doesn't work",
+        "does not work",
+        "didn't work",
+        "did not work",
+        "don't do that",
+        "do not do that",
+        "undo that",
+        "revert that",
+    ];
+    let head: String = text.chars().take(300).collect::<String>().to_lowercase().replace('’', "'");
+    let first = head.trim_start().split(|c: char| !c.is_alphanumeric() && c != '\'').next().unwrap_or_default();
+    OPENINGS.contains(&first) || PHRASES.iter().any(|p| head.contains(p))
+}
+
+#[cfg(test)]
+#[path = "evidence_tests.rs"]
+mod tests;
