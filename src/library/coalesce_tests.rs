@@ -50,6 +50,24 @@ fn patch(plugin: &mut Plugin<FakeHost>, old: &str, new: &str) -> Result<Value, V
     call(plugin, &format!(r#"{{"action":"patch","name":"deploy","old_string":"{old}","new_string":"{new}"}}"#))
 }
 
+/// An edit of `deploy/SKILL.md` from `old` to `new`, staged by session s1.
+fn edit_of<'a>(old: &'a [u8], new: &'a [u8]) -> Change<'a> {
+    Change {
+        operation: "edit",
+        skill: "deploy",
+        scope: Scope::User,
+        session: "s1",
+        agent: "main",
+        path: "deploy/SKILL.md",
+        old: Some(old),
+        new: Some(new),
+        reason: "",
+        held: &[],
+        supersedes: &[],
+        cwd: "",
+    }
+}
+
 fn staged_text(host: &FakeHost, manifest: &Manifest) -> String {
     String::from_utf8(staged_bytes(host, manifest).unwrap().unwrap()).unwrap()
 }
@@ -165,20 +183,7 @@ fn a_merge_built_on_an_entry_that_changed_meanwhile_is_a_conflict_and_stages_not
     let host = FakeHost::new(START);
     let old = ours("deploy", "a\n");
     host.write(&Root::UserSkills, "deploy/SKILL.md", &old, WriteMode::CreateNew).unwrap();
-    let change = |new: &'static [u8]| Change {
-        operation: "edit",
-        skill: "deploy",
-        scope: Scope::User,
-        session: "s1",
-        agent: "main",
-        path: "deploy/SKILL.md",
-        old: Some(&old),
-        new: Some(new),
-        reason: "",
-        held: &[],
-        supersedes: &[],
-        cwd: "",
-    };
+    let change = |new: &'static [u8]| edit_of(&old, new);
     let first = stage_merged(&host, &change(b"one"), &Root::UserSkills, None).unwrap();
     host.advance(1);
     let before = host.snapshot();
@@ -197,20 +202,7 @@ fn an_entry_left_behind_by_a_crash_mid_merge_is_hidden_refused_and_pruned() {
     let host = FakeHost::new(START);
     let old = ours("deploy", "a\n");
     host.write(&Root::UserSkills, "deploy/SKILL.md", &old, WriteMode::CreateNew).unwrap();
-    let base = Change {
-        operation: "edit",
-        skill: "deploy",
-        scope: Scope::User,
-        session: "s1",
-        agent: "main",
-        path: "deploy/SKILL.md",
-        old: Some(&old),
-        new: Some(b"one"),
-        reason: "",
-        held: &[],
-        supersedes: &[],
-        cwd: "",
-    };
+    let base = edit_of(&old, b"one");
     let first = approval::stage(&host, &base).unwrap();
     host.advance(1);
     // The merged entry is in place; the crash came before the replaced one was removed.
@@ -255,20 +247,7 @@ fn approving_or_rejecting_a_merged_entry_removes_what_a_crash_left_of_the_entrie
     let host = FakeHost::new(START);
     let old = ours("deploy", "a\n");
     host.write(&Root::UserSkills, "deploy/SKILL.md", &old, WriteMode::CreateNew).unwrap();
-    let base = Change {
-        operation: "edit",
-        skill: "deploy",
-        scope: Scope::User,
-        session: "s1",
-        agent: "main",
-        path: "deploy/SKILL.md",
-        old: Some(&old),
-        new: Some(b"one"),
-        reason: "",
-        held: &[],
-        supersedes: &[],
-        cwd: "",
-    };
+    let base = edit_of(&old, b"one");
     for approve in [true, false] {
         let first = approval::stage(&host, &base).unwrap();
         host.advance(1);
