@@ -344,10 +344,18 @@ impl<H: Host> Plugin<H> {
         active.review_loops.commands(host, run, results).map_err(|err| err.to_json())
     }
 
+    /// Tokens a child spent: a review-loop child's count against its run's ceiling; a background
+    /// review's are kept in its audit record (hosts report both through `review-loop.spend`).
     pub fn review_loop_spend(&mut self, activation: &str, input: u64, output: u64) -> Vec<Decision> {
         let host = &self.host;
         match self.state.as_mut() {
-            Some(active) => active.review_loops.spend(host, activation, input, output),
+            Some(active) if active.review_loops.knows(activation) => {
+                active.review_loops.spend(host, activation, input, output)
+            }
+            Some(_) => {
+                crate::schedule::audit::review_spent(host, activation, input, output);
+                Vec::new()
+            }
             None => Vec::new(),
         }
     }

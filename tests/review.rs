@@ -199,6 +199,7 @@ fn the_reviewer_writes_through_skill_manage_with_every_guard() {
     });
     r.h.clock.advance(60 * MIN);
     r.turn(0);
+    r.h.plugin.review_loop_spend("act-2", 1500, 250).unwrap();
     r.command("curator run").unwrap();
     let audit: Value = serde_json::from_str(&r.command("reviews --json").unwrap()).unwrap();
     let records = audit["reviews"].as_array().unwrap();
@@ -211,6 +212,10 @@ fn the_reviewer_writes_through_skill_manage_with_every_guard() {
     assert_eq!(second["calls"][0]["ok"], false, "{second}");
     assert_eq!(second["calls"][0]["answer"]["code"], "exists");
     assert_eq!(second["review"]["answer"], "nothing new");
+    assert_eq!(
+        (second["review"]["inputTokens"].as_u64(), second["review"]["outputTokens"].as_u64()),
+        (Some(1500), Some(250))
+    );
     let shown = r.command("reviews act-2").unwrap();
     assert!(shown.contains("create build-fixes refused"), "{shown}");
     assert!(r.command("reviews nope").unwrap_err().contains("no review or curator pass"));

@@ -140,6 +140,9 @@ pub(super) fn reviews(host: &impl Host, rest: &[&str], json_mode: bool) -> Resul
                     record.status,
                     record.reason
                 );
+                if let (Some(input), Some(output)) = (record.input_tokens, record.output_tokens) {
+                    out.push_str(&format!("tokens: {input} in, {output} out\n"));
+                }
                 if let Some(sha) = &record.prompt_sha256 {
                     out.push_str(&format!(
                         "prompt: {} bytes, sha256 {sha}; tools {:?}\n",

@@ -9,8 +9,8 @@
 //! a hash of the activation id (ids come from the host and are not file names). Every stored
 //! string has credentials redacted and is clipped; arguments are reduced to the action, name
 //! and file path (content is never kept: the skill itself, or its history, holds what landed).
-//! Tokens are not recorded: the host reports none for background reviews (the `spend` export
-//! is the review loop's).
+//! Tokens are what the host reports through `review-loop.spend` with the review's activation id
+//! (the same export a review loop's children are counted by); none are recorded otherwise.
 //!
 //! Owns: the record format, where it lives, pruning and reading. Callers say what happened.
 
@@ -51,6 +51,12 @@ pub struct Record {
     pub status: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answer: Option<String>,
+    /// Tokens the host reported for the review (`review-loop.spend` with its activation id),
+    /// summed over its reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tokens: Option<u64>,
     /// A curator pass's changes and errors.
     #[serde(default, skip_serializing_if = "Value::is_null")]
     pub changes: Value,
@@ -108,6 +114,8 @@ pub fn review_started(
             ended_ms: None,
             status: "running".into(),
             answer: None,
+            input_tokens: None,
+            output_tokens: None,
             changes: Value::Null,
         },
     );
@@ -158,6 +166,15 @@ pub fn review_ended(host: &impl Host, id: &str, status: &str, answer: &str) {
     save(host, &record);
 }
 
+/// Tokens the host says a background review spent (reports add up; a review with no record
+/// is not one of ours).
+pub fn review_spent(host: &impl Host, id: &str, input: u64, output: u64) {
+    let Some(mut record) = load(host, id) else { return };
+    record.input_tokens = Some(record.input_tokens.unwrap_or(0).saturating_add(input));
+    record.output_tokens = Some(record.output_tokens.unwrap_or(0).saturating_add(output));
+    save(host, &record);
+}
+
 /// A curator pass that ran (not a dry run): its changes and errors.
 pub fn curator_pass(host: &impl Host, report: &crate::library::curator::Report) {
     let now = host.now_ms();
@@ -178,6 +195,8 @@ pub fn curator_pass(host: &impl Host, report: &crate::library::curator::Report) 
             ended_ms: Some(now),
             status: "done".into(),
             answer: None,
+            input_tokens: None,
+            output_tokens: None,
             changes,
         },
     );

@@ -25,6 +25,8 @@ fn a_review_is_kept_from_start_to_end_with_its_calls_and_no_content() {
     );
     let refusal = json!({"code": "secret-found", "message": format!("the content holds {key}")}).to_string();
     review_call(&host, id, "skill_manage", &create, &Err(refusal));
+    review_spent(&host, id, 1200, 300);
+    review_spent(&host, id, 800, 100);
     host.advance(2500);
     review_ended(&host, id, "completed", &format!("  created build-fixes; saw {key}  "));
     let record = load(&host, id).unwrap();
@@ -33,6 +35,7 @@ fn a_review_is_kept_from_start_to_end_with_its_calls_and_no_content() {
     review_ended(&host, id, "aborted", "");
     assert_eq!(load(&host, id).unwrap(), record, "the first end is kept");
     assert_eq!(record.prompt_sha256, Some(sha256_hex(b"the reviewer prompt")));
+    assert_eq!((record.input_tokens, record.output_tokens), (Some(2000), Some(400)));
     let calls = calls(&host, id);
     assert_eq!(calls.len(), 2);
     assert_eq!((calls[0]["ok"].as_bool(), calls[0]["answer"]["status"].as_str()), (Some(true), Some("written")));
