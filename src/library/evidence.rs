@@ -36,8 +36,14 @@ pub struct Sessions {
     sessions: BTreeMap<String, Turns>,
 }
 
+/// Sessions remembered at once; past it the memory starts over (a long-lived server meets many).
+const MAX_SESSIONS: usize = 10_000;
+
 impl Sessions {
     pub fn loaded(&mut self, session: &str, skill: &str) {
+        if self.sessions.len() >= MAX_SESSIONS && !self.sessions.contains_key(session) {
+            self.sessions.clear();
+        }
         self.sessions.entry(session.to_string()).or_default().current.insert(skill.to_string());
     }
 

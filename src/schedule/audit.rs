@@ -26,6 +26,11 @@ pub const DIR: &str = "reviews";
 pub const KEEP: usize = 200;
 /// Longest final answer or call message kept, in characters.
 const CLIP: usize = 4000;
+/// A review's calls file stops growing here (a runaway reviewer's calls are not all kept).
+const MAX_CALLS_BYTES: u64 = 1 << 20;
+/// Arguments longer than this are not parsed for their action and name (a write's content can
+/// be megabytes; the call itself was bounded and parsed where it was made).
+const MAX_ARGS_PARSED: usize = 64 << 10;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -129,7 +134,15 @@ pub fn is_review(host: &impl Host, id: &str) -> bool {
 
 /// One `skill_manage` call a review's child made, and the answer it got.
 pub fn review_call(host: &impl Host, id: &str, tool: &str, args_json: &str, answer: &Result<String, String>) {
-    let args: Value = serde_json::from_str(args_json).unwrap_or(Value::Null);
+    let path = format!("{DIR}/{}.calls.jsonl", stem(id));
+    if host.stat(&Root::State, &path).is_ok_and(|s| s.size > MAX_CALLS_BYTES) {
+        return;
+    }
+    let args: Value = if args_json.len() <= MAX_ARGS_PARSED {
+        serde_json::from_str(args_json).unwrap_or(Value::Null)
+    } else {
+        Value::Null
+    };
     let field = |key: &str| args.get(key).and_then(Value::as_str).map(clean);
     let (ok, detail) = match answer {
         Ok(text) => {
@@ -149,7 +162,6 @@ pub fn review_call(host: &impl Host, id: &str, tool: &str, args_json: &str, answ
         "at": time::iso(host.now_ms()), "tool": tool, "action": field("action"), "name": field("name"),
         "file_path": field("file_path"), "ok": ok, "answer": detail,
     });
-    let path = format!("{DIR}/{}.calls.jsonl", stem(id));
     if let Err(err) = host.write(&Root::State, &path, format!("{line}\n").as_bytes(), WriteMode::Append) {
         host.log(Level::Warn, &format!("audit: could not keep a call of {id}: {err:?}"));
     }

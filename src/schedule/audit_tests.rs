@@ -67,3 +67,17 @@ fn the_newest_records_are_kept_and_an_unknown_end_writes_nothing() {
     assert_eq!(kept.len(), KEEP);
     assert_eq!(kept[0].id, "act-5", "the oldest went first");
 }
+
+#[test]
+fn huge_arguments_are_not_parsed_and_a_runaway_reviewers_calls_stop_being_kept() {
+    let host = FakeHost::new(START);
+    review_started(&host, "act-1", "s1", 1, "due", "p", &[]);
+    let huge = json!({"action": "edit", "name": "x", "content": "y".repeat(200_000)}).to_string();
+    review_call(&host, "act-1", "skill_manage", &huge, &Ok("{}".into()));
+    assert_eq!(calls(&host, "act-1")[0]["action"], Value::Null);
+    let path = format!("{DIR}/{}.calls.jsonl", stem("act-1"));
+    host.write(&Root::State, &path, &vec![b'\n'; (MAX_CALLS_BYTES + 1) as usize], WriteMode::Append).unwrap();
+    let before = host.file(&Root::State, &path).unwrap().len();
+    review_call(&host, "act-1", "skill_manage", r#"{"action":"view","name":"x"}"#, &Ok("{}".into()));
+    assert_eq!(host.file(&Root::State, &path).unwrap().len(), before);
+}
