@@ -169,6 +169,11 @@ case "${1:-build}" in
         "$CLI" --wasm "$OUT" skills --home "$HOME_DIR" list
         step "writes still waiting for approval"
         "$CLI" --wasm "$OUT" skills --home "$HOME_DIR" pending
+        step "what the background reviews did (/skills reviews, then one of them)"
+        "$CLI" --wasm "$OUT" skills --home "$HOME_DIR" reviews
+        "$CLI" --wasm "$OUT" skills --home "$HOME_DIR" reviews act-2
+        step "deploy-staging's kept versions (/skills log)"
+        "$CLI" --wasm "$OUT" skills --home "$HOME_DIR" log deploy-staging
         step "gates.jsonl"
         cat "$HOME_DIR/self-evolve/gates.jsonl"
         step "gate-stats over it"

@@ -217,7 +217,7 @@ fn the_reviewer_writes_through_skill_manage_with_every_guard() {
         (Some(1500), Some(250))
     );
     let shown = r.command("reviews act-2").unwrap();
-    assert!(shown.contains("create build-fixes refused"), "{shown}");
+    assert!(shown.contains("create build-fixes: refused [exists]"), "{shown}");
     assert!(r.command("reviews nope").unwrap_err().contains("no review or curator pass"));
 }
 

@@ -150,13 +150,22 @@ pub(super) fn reviews(host: &impl Host, rest: &[&str], json_mode: bool) -> Resul
                     ));
                 }
                 for call in &calls {
+                    let answer = &call["answer"];
+                    let what = if call["ok"] == true {
+                        match (answer["status"].as_str(), answer["id"].as_str()) {
+                            (Some(status), Some(id)) => format!("{status} as {id}"),
+                            (Some(status), None) => status.to_string(),
+                            _ => "ok".to_string(),
+                        }
+                    } else {
+                        format!("refused [{}] {}", plain(&answer["code"]), plain(&answer["message"]))
+                    };
+                    let file = call["file_path"].as_str().map(|f| format!(" {f}")).unwrap_or_default();
                     out.push_str(&format!(
-                        "  {} {} {} {} -> {}\n",
+                        "  {} {} {}{file}: {what}\n",
                         plain(&call["at"]),
                         plain(&call["action"]),
-                        plain(&call["name"]),
-                        if call["ok"] == true { "ok" } else { "refused" },
-                        call["answer"]
+                        plain(&call["name"])
                     ));
                 }
                 if let Some(answer) = &record.answer {

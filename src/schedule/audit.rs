@@ -146,11 +146,13 @@ pub fn review_call(host: &impl Host, id: &str, tool: &str, args_json: &str, answ
     let field = |key: &str| args.get(key).and_then(Value::as_str).map(clean);
     let (ok, detail) = match answer {
         Ok(text) => {
+            // What a write did (`written`, `staged` and its id); a read answers with neither.
             let v: Value = serde_json::from_str(text).unwrap_or(Value::Null);
-            (
-                true,
-                json!({"status": v.get("status").cloned().unwrap_or(Value::Null), "id": v.get("id").cloned().unwrap_or(Value::Null)}),
-            )
+            let kept: serde_json::Map<String, Value> = ["status", "id"]
+                .iter()
+                .filter_map(|k| v.get(*k).filter(|x| !x.is_null()).map(|x| (k.to_string(), x.clone())))
+                .collect();
+            (true, Value::Object(kept))
         }
         Err(text) => {
             let v: Value = serde_json::from_str(text).unwrap_or(Value::Null);
