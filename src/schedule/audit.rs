@@ -24,6 +24,9 @@ use serde_json::{Value, json};
 pub const DIR: &str = "reviews";
 /// Records kept (reviews and curator passes together).
 pub const KEEP: usize = 200;
+/// Records past `KEEP` before the oldest are removed: pruning reads every record, so it runs
+/// once per this many new ones, not on every review's start (which must stay cheap).
+const PRUNE_SLACK: usize = 50;
 /// Longest final answer or call message kept, in characters.
 const CLIP: usize = 4000;
 /// A review's calls file stops growing here (a runaway reviewer's calls are not all kept).
@@ -85,10 +88,23 @@ fn clean(text: &str) -> String {
     }
 }
 
+/// Replaces a record whole (temp file, then rename): readers never see half of one.
 fn save(host: &impl Host, record: &Record) {
     let bytes = serde_json::to_vec_pretty(record).unwrap_or_default();
     if let Err(err) = crate::state_file::write_atomic(host, &Root::State, &record_path(&record.id), &bytes) {
         host.log(Level::Warn, &format!("audit: could not keep the record of {}: {err:?}", record.id));
+    }
+}
+
+/// Writes a new record in one step (on a review's start, which is on the turn's path): a crash
+/// mid-write leaves a record that does not parse, which readers skip.
+fn create(host: &impl Host, record: &Record) {
+    let bytes = serde_json::to_vec(record).unwrap_or_default();
+    match host.write(&Root::State, &record_path(&record.id), &bytes, WriteMode::CreateNew) {
+        Ok(()) => {}
+        // The host reused an activation id: the newer review's record replaces the older one.
+        Err(crate::host::FsError::AlreadyExists) => save(host, record),
+        Err(err) => host.log(Level::Warn, &format!("audit: could not keep the record of {}: {err:?}", record.id)),
     }
 }
 
@@ -103,7 +119,7 @@ pub fn review_started(
     tools: &[String],
 ) {
     let now = host.now_ms();
-    save(
+    create(
         host,
         &Record {
             id: id.to_string(),
@@ -124,7 +140,11 @@ pub fn review_started(
             changes: Value::Null,
         },
     );
-    prune(host);
+    // Counting the records is a listing; a review's start is on the turn's path, so about one
+    // start in sixteen (those whose id hashes to a leading 0) looks.
+    if stem(id).starts_with("r-0") {
+        prune(host);
+    }
 }
 
 /// Whether `id` is a background review this home keeps a record of.
@@ -241,6 +261,10 @@ pub fn calls(host: &impl Host, id: &str) -> Vec<Value> {
 }
 
 fn prune(host: &impl Host) {
+    let count = host.list_dir(&Root::State, DIR).map_or(0, |e| e.iter().filter(|(n, _)| n.ends_with(".json")).count());
+    if count <= KEEP + PRUNE_SLACK {
+        return;
+    }
     let all = list(host);
     for old in &all[..all.len().saturating_sub(KEEP)] {
         let _ = host.remove_file(&Root::State, &format!("{DIR}/{}.calls.jsonl", stem(&old.id)));

@@ -59,13 +59,26 @@ fn the_newest_records_are_kept_and_an_unknown_end_writes_nothing() {
     let before = host.snapshot();
     review_ended(&host, "never-started", "completed", "x");
     assert_eq!(host.snapshot(), before, "the end of a review with no record writes nothing");
-    for i in 0..(KEEP + 5) {
+    for i in 0..(KEEP + PRUNE_SLACK) {
         host.advance(1);
         review_started(&host, &format!("act-{i}"), "s1", 1, "due", "p", &[]);
     }
+    assert_eq!(list(&host).len(), KEEP + PRUNE_SLACK, "pruning waits for its slack");
+    // Past the slack, one start in about sixteen prunes: within 200 more, the oldest are gone.
+    for i in 0..200 {
+        host.advance(1);
+        review_started(&host, &format!("more-{i}"), "s1", 1, "due", "p", &[]);
+    }
     let kept = list(&host);
-    assert_eq!(kept.len(), KEEP);
-    assert_eq!(kept[0].id, "act-5", "the oldest went first");
+    assert!(kept.len() <= KEEP + PRUNE_SLACK && kept.len() >= KEEP, "{}", kept.len());
+    assert!(!kept.iter().any(|r| r.id == "act-0"), "the oldest went first");
+    // A curator pass always looks.
+    for i in 0..(PRUNE_SLACK + 1) {
+        host.advance(1);
+        create(&host, &Record { id: format!("late-{i}"), started_ms: host.now_ms(), ..kept[0].clone() });
+    }
+    curator_pass(&host, &crate::library::curator::Report::default());
+    assert_eq!(list(&host).len(), KEEP);
 }
 
 #[test]
