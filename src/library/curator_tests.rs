@@ -137,3 +137,14 @@ fn the_schedule_waits_for_the_delay_then_the_interval() {
     assert!(!schedule.due(START + 30_000 + 23 * 3_600_000));
     assert!(schedule.due(START + 30_000 + 24 * 3_600_000));
 }
+
+#[test]
+fn a_status_change_is_kept_as_the_curators_version() {
+    let (host, mut ledger, mut cache, config) = setup();
+    host.advance(30 * DAY);
+    pass(&host, &config, &mut ledger, &mut cache, false, 20);
+    let kept = crate::library::history::versions(&host, Scope::User, "", "never-used");
+    let what: Vec<(&str, &str)> = kept.iter().map(|v| (v.actor.as_str(), v.operation.as_str())).collect();
+    assert_eq!(what, [("curator", "status")]);
+    assert!(crate::library::history::versions(&host, Scope::User, "", "pinned-one").is_empty());
+}
