@@ -184,10 +184,11 @@ impl<H: Host> Plugin<H> {
     /// Both arms are JSON for the model.
     pub fn call_tool(&mut self, ctx: &CallContext, name: &str, args_json: &str) -> Result<String, String> {
         let answer = self.call_tool_inner(ctx, name, args_json).map_err(|err| err.to_json());
-        // A background reviewer's calls are kept in its audit record, refusals included.
+        // A background reviewer's calls are kept in its audit record, refusals included (not a
+        // review loop's children, whose ids a host may have used for a review before).
         if ctx.origin == crate::api::Origin::Subagent
-            && self.state.is_some()
-            && crate::schedule::audit::is_review(&self.host, &ctx.agent)
+            && self.state.as_ref().is_some_and(|a| !a.review_loops.knows(&ctx.agent))
+            && crate::schedule::audit::is_running(&self.host, &ctx.agent)
         {
             crate::schedule::audit::review_call(&self.host, &ctx.agent, name, args_json, &answer);
         }
@@ -264,8 +265,7 @@ impl<H: Host> Plugin<H> {
         if let Some(name) = &loaded {
             active.reads.mark(&ctx.session, &ctx.agent, name);
             let now = host.now_ms();
-            if ctx.is_top_level() {
-                active.evidence.loaded(&ctx.session, name);
+            if ctx.is_top_level() && active.evidence.loaded(&ctx.session, name) {
                 active.record(host, &[Record::Used(name, now), Record::Loaded(name)]);
             } else {
                 active.record(host, &[Record::Used(name, now)]);

@@ -154,12 +154,15 @@ fn plain(value: &Value) -> String {
     }
 }
 
+/// A line break shown as `visible` shows other control characters: text from an agent or a
+/// reviewer (a reason, a path, a refusal) must not forge a line of the operator's output.
+pub fn one_line(text: &str) -> String {
+    text.replace('\n', "\\u{a}")
+}
+
 /// Columns padded to their widest cell; the last column is not padded.
 pub fn table(headers: &[&str], rows: Vec<Vec<String>>) -> String {
-    // A cell is one line: a line break in an agent's reason must not forge a row (shown as
-    // `visible` shows other control characters).
-    let rows: Vec<Vec<String>> =
-        rows.into_iter().map(|row| row.into_iter().map(|c| c.replace('\n', "\\u{a}")).collect()).collect();
+    let rows: Vec<Vec<String>> = rows.into_iter().map(|row| row.into_iter().map(|c| one_line(&c)).collect()).collect();
     let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
     for row in &rows {
         for (i, cell) in row.iter().enumerate() {

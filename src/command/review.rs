@@ -1,7 +1,7 @@
 //! `/skills review on|off|now|status` and `/skills loops [verdict SESSION]`: background reviews
 //! and review loops, as the operator sees them.
 
-use super::{answer, plain, table, usage_error};
+use super::{answer, one_line, plain, table, usage_error};
 use crate::active::Active;
 use crate::api::CallContext;
 use crate::host::Host;
@@ -108,7 +108,7 @@ pub(super) fn reviews(host: &impl Host, rest: &[&str], json_mode: bool) -> Resul
                         let took =
                             r.ended_ms.map_or("-".to_string(), |e| format!("{} ms", e.saturating_sub(r.started_ms)));
                         let calls =
-                            if r.kind == "review" { audit::calls(host, &r.id).len().to_string() } else { "-".into() };
+                            if r.kind == "review" { audit::call_count(host, &r.id).to_string() } else { "-".into() };
                         vec![
                             r.id.clone(),
                             r.kind.clone(),
@@ -161,15 +161,18 @@ pub(super) fn reviews(host: &impl Host, rest: &[&str], json_mode: bool) -> Resul
                         format!("refused [{}] {}", plain(&answer["code"]), plain(&answer["message"]))
                     };
                     let file = call["file_path"].as_str().map(|f| format!(" {f}")).unwrap_or_default();
-                    out.push_str(&format!(
-                        "  {} {} {}{file}: {what}\n",
+                    let line = format!(
+                        "{} {} {}{file}: {what}",
                         plain(&call["at"]),
                         plain(&call["action"]),
                         plain(&call["name"])
-                    ));
+                    );
+                    out.push_str(&format!("  {}\n", one_line(&line)));
                 }
                 if let Some(answer) = &record.answer {
-                    out.push_str(&format!("answer: {answer}\n"));
+                    // The reviewer's own text: its lines are indented under `answer:`, so none
+                    // can pass for a call line.
+                    out.push_str(&format!("answer: {}\n", answer.replace('\n', "\n        ")));
                 }
                 if !record.changes.is_null() {
                     out.push_str(&format!("changes: {}\n", record.changes));

@@ -1,6 +1,7 @@
-//! Evidence that a skill helps: what followed each time the agent loaded it. Self-written
-//! skills help nothing on average unless curated (SkillsBench, 2026), so the library counts,
-//! per skill, the loads of top-level turns and how each such turn went: completed, failed,
+//! Evidence that a skill helps: what followed the turns that loaded it. Self-written skills
+//! help nothing on average unless curated (SkillsBench, 2026), so the library counts, per
+//! skill, the top-level turns that loaded it (once per turn, however often) and how each such
+//! turn went: completed, failed,
 //! aborted, or completed and then corrected by the user's next message. `/skills list` and
 //! `show` print the counts; the curator flags skills whose loads are often followed by a
 //! correction.
@@ -40,11 +41,13 @@ pub struct Sessions {
 const MAX_SESSIONS: usize = 10_000;
 
 impl Sessions {
-    pub fn loaded(&mut self, session: &str, skill: &str) {
+    /// A load in the turn in progress; says whether it is the turn's first of that skill (a
+    /// turn counts once per skill, for its loads and for what followed).
+    pub fn loaded(&mut self, session: &str, skill: &str) -> bool {
         if self.sessions.len() >= MAX_SESSIONS && !self.sessions.contains_key(session) {
             self.sessions.clear();
         }
-        self.sessions.entry(session.to_string()).or_default().current.insert(skill.to_string());
+        self.sessions.entry(session.to_string()).or_default().current.insert(skill.to_string())
     }
 
     /// The turn ended: each skill it loaded, with how it went.

@@ -63,11 +63,13 @@ fn what_followed_each_load_is_counted_and_a_skill_often_corrected_is_flagged() {
         plugin.user_message(&ctx(), next, true);
     };
     turn(&mut plugin, &["deploy"], TurnStatus::Completed, "no, the other cluster");
-    turn(&mut plugin, &["deploy", "notes"], TurnStatus::Completed, "thanks");
+    // Loaded twice in one turn: one turn, one load, one outcome.
+    turn(&mut plugin, &["deploy", "notes", "deploy"], TurnStatus::Completed, "thanks");
     turn(&mut plugin, &["deploy"], TurnStatus::Failed, "no, try again");
     turn(&mut plugin, &["deploy"], TurnStatus::Completed, "that's wrong");
-    // A turn that loaded nothing: the correction after it counts against no skill.
-    turn(&mut plugin, &[], TurnStatus::Completed, "no");
+    turn(&mut plugin, &["notes"], TurnStatus::Completed, "great");
+    // Only the first message after a turn is judged: a later "no" is about something else.
+    plugin.user_message(&ctx(), "no, leave the logs as they are", true);
     // A subagent's load is not the agent's.
     let child = CallContext { origin: Origin::Subagent, depth: 1, agent: "act-1".into(), ..ctx() };
     let event =
@@ -78,7 +80,7 @@ fn what_followed_each_load_is_counted_and_a_skill_often_corrected_is_flagged() {
     let deploy = ledger.skills["deploy"].evidence;
     assert_eq!((deploy.loads, deploy.completed, deploy.failed, deploy.corrected), (4, 3, 1, 2), "{deploy:?}");
     let notes = ledger.skills["notes"].evidence;
-    assert_eq!((notes.loads, notes.completed, notes.corrected), (1, 1, 0), "{notes:?}");
+    assert_eq!((notes.loads, notes.completed, notes.corrected), (2, 2, 0), "{notes:?}");
 
     let out = plugin.run_command(&ctx(), "curator run --json").unwrap();
     let report: serde_json::Value = serde_json::from_str(&out).unwrap();
@@ -91,5 +93,5 @@ fn what_followed_each_load_is_counted_and_a_skill_often_corrected_is_flagged() {
     assert!(list.contains("4 load(s): 3 completed, 1 failed, 2 corrected"), "{list}");
     let show: serde_json::Value =
         serde_json::from_str(&plugin.run_command(&ctx(), "show notes --json").unwrap()).unwrap();
-    assert_eq!(show["evidence"]["loads"], 1);
+    assert_eq!(show["evidence"]["loads"], 2);
 }

@@ -5,7 +5,8 @@
 //! path). Bounded: the newest `historyVersions` records per skill (default 20).
 //!
 //! Layout: `history/<key>/<skill>/<V>.json` (the record, written last) and `<V>.before` (the
-//! bytes before write V; absent when the file did not exist). `<key>` is `user`, or
+//! bytes before write V; absent when the file did not exist; `<V>.redacted` instead when they
+//! held a credential). `<key>` is `user`, or
 //! `project-<hash of the session's folder>` (sessions in one folder share a project's history,
 //! as they share its listing index). Records are made under the skill's lock, before the write
 //! they describe lands: a crash between the two leaves a record whose bytes equal the file's,
@@ -128,7 +129,9 @@ pub fn record(host: &impl Host, author: &Author, landing: &Landing, keep: usize)
         redacted: redacted.is_some(),
     };
     let json = serde_json::to_vec_pretty(&record).map_err(|e| ToolError::new("io", e.to_string(), "retry"))?;
-    let before_path = format!("{dir}/{version}.before");
+    // Redacted bytes go under another name: a process from before redaction (which would not
+    // know the record's `redacted`) finds no bytes to restore, rather than restoring these.
+    let before_path = format!("{dir}/{version}.{}", if redacted.is_some() { "redacted" } else { "before" });
     if let Some(before) = before {
         // A `.before` without its record is a crash's leftover under a number never used.
         let _ = host.remove_file(&Root::State, &before_path);
@@ -142,8 +145,9 @@ pub fn record(host: &impl Host, author: &Author, landing: &Landing, keep: usize)
     let mut kept = existing;
     kept.push(version);
     for old in &kept[..kept.len().saturating_sub(keep)] {
-        let _ = host.remove_file(&Root::State, &format!("{dir}/{old}.json"));
-        let _ = host.remove_file(&Root::State, &format!("{dir}/{old}.before"));
+        for ending in ["json", "before", "redacted"] {
+            let _ = host.remove_file(&Root::State, &format!("{dir}/{old}.{ending}"));
+        }
     }
     Ok(Some(Kept { dir, version }))
 }
@@ -157,8 +161,9 @@ pub struct Kept {
 /// Removes a record whose write did not land (an I/O failure after it was made).
 pub fn forget(host: &impl Host, kept: Option<Kept>) {
     if let Some(Kept { dir, version }) = kept {
-        let _ = host.remove_file(&Root::State, &format!("{dir}/{version}.json"));
-        let _ = host.remove_file(&Root::State, &format!("{dir}/{version}.before"));
+        for ending in ["json", "before", "redacted"] {
+            let _ = host.remove_file(&Root::State, &format!("{dir}/{version}.{ending}"));
+        }
     }
 }
 
@@ -186,7 +191,8 @@ pub fn before(host: &impl Host, cwd: &str, version: &Version) -> Result<Option<V
     let Some(expected) = &version.before_sha256 else { return Ok(None) };
     let scope = if version.scope == Scope::Project.as_str() { Scope::Project } else { Scope::User };
     let key = key(scope, cwd).unwrap_or_default();
-    let path = format!("{}/{}.before", folder(&key, &version.skill), version.version);
+    let ending = if version.redacted { "redacted" } else { "before" };
+    let path = format!("{}/{}.{ending}", folder(&key, &version.skill), version.version);
     let bytes = host.read(&Root::State, &path).map_err(|e| fs_error(e, &path))?;
     if &sha256_hex(&bytes) != expected {
         return Err(ToolError::new(

@@ -71,6 +71,7 @@ fn replaced_bytes_holding_a_credential_are_kept_redacted() {
     let bytes = before(&host, "", &kept[0]).unwrap().unwrap();
     let text = String::from_utf8(bytes).unwrap();
     assert!(!text.contains(&key) && text.contains("[redacted: github-pat]"), "{text}");
+    assert!(host.file(&Root::State, "history/user/deploy/1.before").is_none(), "not where older code restores from");
 }
 
 #[test]

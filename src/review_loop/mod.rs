@@ -150,12 +150,12 @@ impl Loops {
         Some(self.settle(&run_id, out))
     }
 
-    /// Token counts of one activation, as the host measured them (replaces an estimate).
     /// Whether `activation` is a child of one of this instance's live runs.
     pub fn knows(&self, activation: &str) -> bool {
         self.activations.contains_key(activation)
     }
 
+    /// Token counts of one activation, as the host measured them (replaces an estimate).
     pub fn spend(&mut self, host: &impl Host, activation: &str, input: u64, output: u64) -> Vec<Decision> {
         let Some(run_id) = self.activations.get(activation).cloned() else { return Vec::new() };
         let Some(run) = self.runs.get_mut(&run_id) else { return Vec::new() };

@@ -102,10 +102,35 @@ fn create(host: &impl Host, record: &Record) {
     let bytes = serde_json::to_vec(record).unwrap_or_default();
     match host.write(&Root::State, &record_path(&record.id), &bytes, WriteMode::CreateNew) {
         Ok(()) => {}
-        // The host reused an activation id: the newer review's record replaces the older one.
-        Err(crate::host::FsError::AlreadyExists) => save(host, record),
+        // The host reused an activation id (hosts number them per process from 1, and the state
+        // root outlives processes): the earlier review is kept under `ID@<its start>`, with its
+        // calls, and the id is this review's from now on.
+        Err(crate::host::FsError::AlreadyExists) => {
+            set_aside(host, &record.id);
+            if let Err(err) = host.write(&Root::State, &record_path(&record.id), &bytes, WriteMode::CreateNew) {
+                host.log(Level::Warn, &format!("audit: could not keep the record of {}: {err:?}", record.id));
+            }
+        }
         Err(err) => host.log(Level::Warn, &format!("audit: could not keep the record of {}: {err:?}", record.id)),
     }
+}
+
+/// Moves the record of `id` and its calls to `id@<its start>` (or removes them when they do
+/// not read), so a reused id starts a fresh record.
+fn set_aside(host: &impl Host, id: &str) {
+    let calls_path = |id: &str| format!("{DIR}/{}.calls.jsonl", stem(id));
+    match load(host, id) {
+        Some(mut old) => {
+            let aside = format!("{id}@{}", old.started_ms);
+            let _ = host.rename(&Root::State, &calls_path(id), &calls_path(&aside));
+            old.id = aside;
+            save(host, &old);
+        }
+        None => {
+            let _ = host.remove_file(&Root::State, &calls_path(id));
+        }
+    }
+    let _ = host.remove_file(&Root::State, &record_path(id));
 }
 
 /// A background review started: why, and what it was given.
@@ -150,6 +175,12 @@ pub fn review_started(
 /// Whether `id` is a background review this home keeps a record of.
 pub fn is_review(host: &impl Host, id: &str) -> bool {
     host.stat(&Root::State, &record_path(id)).is_ok()
+}
+
+/// Whether `id` is a background review still running: only its calls are kept (a call under an
+/// id whose review ended belongs to no review on record).
+pub fn is_running(host: &impl Host, id: &str) -> bool {
+    is_review(host, id) && load(host, id).is_some_and(|r| r.status == "running")
 }
 
 /// One `skill_manage` call a review's child made, and the answer it got.
@@ -252,6 +283,13 @@ pub fn list(host: &impl Host) -> Vec<Record> {
         .collect();
     out.sort_by(|a, b| a.started_ms.cmp(&b.started_ms).then_with(|| a.id.cmp(&b.id)));
     out
+}
+
+/// How many calls a review's child made (lines counted, not parsed: a listing of 250 records
+/// reads their files, which can be long).
+pub fn call_count(host: &impl Host, id: &str) -> usize {
+    host.read(&Root::State, &format!("{DIR}/{}.calls.jsonl", stem(id)))
+        .map_or(0, |b| b.iter().filter(|&&c| c == b'\n').count())
 }
 
 /// The calls a review's child made, in order (lines that do not parse are skipped).

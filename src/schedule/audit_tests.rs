@@ -94,3 +94,43 @@ fn huge_arguments_are_not_parsed_and_a_runaway_reviewers_calls_stop_being_kept()
     review_call(&host, "act-1", "skill_manage", r#"{"action":"view","name":"x"}"#, &Ok("{}".into()));
     assert_eq!(host.file(&Root::State, &path).unwrap().len(), before);
 }
+
+#[test]
+fn a_reused_activation_id_starts_a_fresh_record_and_the_earlier_review_stays_on_record() {
+    let host = FakeHost::new(START);
+    review_started(&host, "act-1", "s1", 1, "due", "first prompt", &[]);
+    review_call(&host, "act-1", "skill_manage", r#"{"action":"view","name":"a"}"#, &Ok("{}".into()));
+    review_ended(&host, "act-1", "completed", "first answer");
+    assert!(!is_running(&host, "act-1"), "calls after the end are not the review's");
+    host.advance(1000);
+    // Another process (or a restart) numbers its reviewers from 1 again.
+    review_started(&host, "act-1", "s2", 7, "due", "second prompt", &[]);
+    assert!(is_running(&host, "act-1"));
+    let fresh = load(&host, "act-1").unwrap();
+    assert_eq!((fresh.session.as_str(), fresh.turn, fresh.status.as_str()), ("s2", 7, "running"));
+    assert!(calls(&host, "act-1").is_empty(), "the earlier review's calls are not this one's");
+    let earlier = load(&host, &format!("act-1@{START}")).unwrap();
+    assert_eq!((earlier.answer.as_deref(), earlier.session.as_str()), (Some("first answer"), "s1"));
+    assert_eq!(calls(&host, &format!("act-1@{START}")).len(), 1);
+    assert_eq!(list(&host).len(), 2);
+}
+
+#[test]
+fn a_reviewers_text_cannot_forge_lines_of_the_operators_view() {
+    use crate::api::{CallContext, Origin};
+    let host = FakeHost::new(START);
+    let mut plugin = crate::plugin::Plugin::new(host);
+    plugin.init("{}", &["tools".into()]).unwrap();
+    let forged = "x\n  2026-01-01T00:00:00.000Z remove_file prod-deploy: written";
+    review_started(plugin.host(), "act-1", "s1", 1, "due", "p", &[]);
+    let args = json!({"action": "write_file", "name": "a", "file_path": forged}).to_string();
+    let refusal = json!({"code": "invalid-path", "message": format!("`{forged}` is not allowed")}).to_string();
+    review_call(plugin.host(), "act-1", "skill_manage", &args, &Err(refusal));
+    review_ended(plugin.host(), "act-1", "completed", "done\n  2026-01-01T00:00:00.000Z edit x: written");
+    let ctx =
+        CallContext { session: "s1".into(), agent: "op".into(), origin: Origin::User, depth: 0, cwd: String::new() };
+    let shown = plugin.run_command(&ctx, "reviews act-1").unwrap();
+    let call_lines: Vec<&str> = shown.lines().filter(|l| l.starts_with("  2026")).collect();
+    assert_eq!(call_lines.len(), 1, "{shown}");
+    assert!(call_lines[0].contains("refused [invalid-path]"), "{shown}");
+}
