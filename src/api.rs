@@ -51,6 +51,18 @@ pub enum ActivationStatus {
     TimedOut,
 }
 
+impl ActivationStatus {
+    /// The name decision lines and records use (the serde name).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ActivationStatus::Completed => "completed",
+            ActivationStatus::Failed => "failed",
+            ActivationStatus::Aborted => "aborted",
+            ActivationStatus::TimedOut => "timed-out",
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ActivationResult {
     pub id: String,

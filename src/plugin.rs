@@ -302,15 +302,7 @@ impl<H: Host> Plugin<H> {
         match active.review_loops.activation_end(host, result) {
             Some(decisions) => decisions,
             None => {
-                if crate::schedule::audit::is_review(host, &result.id) {
-                    let status = match result.status {
-                        crate::api::ActivationStatus::Completed => "completed",
-                        crate::api::ActivationStatus::Failed => "failed",
-                        crate::api::ActivationStatus::Aborted => "aborted",
-                        crate::api::ActivationStatus::TimedOut => "timed-out",
-                    };
-                    crate::schedule::audit::review_ended(host, &result.id, status, &result.text);
-                }
+                crate::schedule::audit::review_ended(host, &result.id, result.status.as_str(), &result.text);
                 active.review.activation_end(result)
             }
         }

@@ -67,7 +67,10 @@ pub struct Approved {
 
 impl Manifest {
     pub fn root(&self) -> Root {
-        if self.scope == Scope::Project.as_str() { Root::ProjectSkills(self.session.clone()) } else { Root::UserSkills }
+        match Scope::from_stored(&self.scope) {
+            Scope::Project => Root::ProjectSkills(self.session.clone()),
+            Scope::User => Root::UserSkills,
+        }
     }
 }
 
@@ -281,10 +284,9 @@ fn apply(
     let store = Store::new(host, &manifest.session);
     let author = history::Author { cwd: if manifest.cwd.is_empty() { author.cwd } else { &manifest.cwd }, ..*author };
     let landed = |after: Option<&[u8]>| {
-        let scope = if manifest.scope == Scope::Project.as_str() { Scope::Project } else { Scope::User };
         let landing = history::Landing {
             skill: &manifest.skill,
-            scope,
+            scope: Scope::from_stored(&manifest.scope),
             path: &manifest.path,
             operation: &manifest.operation,
             reason: &manifest.reason,

@@ -84,7 +84,7 @@ pub fn key(scope: Scope, cwd: &str) -> Option<String> {
     match scope {
         Scope::User => Some("user".to_string()),
         Scope::Project if cwd.is_empty() => None,
-        Scope::Project => Some(format!("project-{}", &sha256_hex(cwd.as_bytes())[..16])),
+        Scope::Project => Some(crate::library::list_index::project_key(cwd)),
     }
 }
 
@@ -189,8 +189,7 @@ pub fn versions(host: &impl Host, scope: Scope, cwd: &str, skill: &str) -> Vec<V
 /// The bytes a version replaced (`None`: the write created the file), checked against its record.
 pub fn before(host: &impl Host, cwd: &str, version: &Version) -> Result<Option<Vec<u8>>, ToolError> {
     let Some(expected) = &version.before_sha256 else { return Ok(None) };
-    let scope = if version.scope == Scope::Project.as_str() { Scope::Project } else { Scope::User };
-    let key = key(scope, cwd).unwrap_or_default();
+    let key = key(Scope::from_stored(&version.scope), cwd).unwrap_or_default();
     let ending = if version.redacted { "redacted" } else { "before" };
     let path = format!("{}/{}.{ending}", folder(&key, &version.skill), version.version);
     let bytes = host.read(&Root::State, &path).map_err(|e| fs_error(e, &path))?;

@@ -29,9 +29,15 @@ const VERSION: u32 = 1;
 pub fn folder(root: &Root, cwd: Option<&str>) -> Option<String> {
     match root {
         Root::UserSkills => Some("index/user".to_string()),
-        Root::ProjectSkills(_) => cwd.filter(|c| !c.is_empty()).map(|c| format!("index/project-{:016x}", fnv(c))),
+        Root::ProjectSkills(_) => cwd.filter(|c| !c.is_empty()).map(|c| format!("index/{}", project_key(c))),
         Root::State => None,
     }
+}
+
+/// A project's name in the state root, from the session's working folder: sessions in one
+/// folder share it (its listing index, its skills' history).
+pub fn project_key(cwd: &str) -> String {
+    format!("project-{:016x}", fnv(cwd))
 }
 
 /// FNV-1a: stable across hosts and versions (the std hasher is not).

@@ -663,7 +663,7 @@ fn base(host: &impl Host, cx: &Context, name: &str) -> Result<Base, ToolError> {
         // A skill this agent created with approval on exists only as a staged create.
         Err(err) if err.code == "not-found" && cx.approval && cx.reads.has_read(cx.session, cx.agent, name) => {
             let Some(staged) = coalesce::pending_create(host, cx.session, name) else { return Err(err) };
-            let scope = if staged.scope == Scope::Project.as_str() { Scope::Project } else { Scope::User };
+            let scope = Scope::from_stored(&staged.scope);
             (Location { scope, layout: Layout::Package, root: staged.root(), name: name.to_string() }, None, None)
         }
         Err(err) => return Err(err),

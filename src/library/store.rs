@@ -23,6 +23,11 @@ impl Scope {
             Scope::User => "user",
         }
     }
+
+    /// The scope a record in the state root names (`as_str`'s output; anything else is user).
+    pub fn from_stored(text: &str) -> Scope {
+        if text == Scope::Project.as_str() { Scope::Project } else { Scope::User }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

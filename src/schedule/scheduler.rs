@@ -2,7 +2,7 @@
 //! top-level turns and tool calls, the cooldown, the budget, one review in flight, the gate,
 //! and the forked reviewer child's lifecycle (start, narrow, time out, end).
 
-use crate::api::{ActivationResult, ActivationStatus, CallContext, Decision, ToolEvent, TurnStatus};
+use crate::api::{ActivationResult, CallContext, Decision, ToolEvent, TurnStatus};
 use crate::config::{Config, GateKind};
 use crate::host::{Host, Level, Root, SubagentSpec};
 use crate::schedule::digest::{DigestBuffer, truncate};
@@ -276,12 +276,7 @@ impl Scheduler {
             if state.in_flight.as_ref().is_some_and(|f| f.id == result.id) {
                 let flight = state.in_flight.take();
                 let turn = flight.map_or(state.turn, |f| f.turn);
-                let status = match result.status {
-                    ActivationStatus::Completed => "completed",
-                    ActivationStatus::Failed => "failed",
-                    ActivationStatus::Aborted => "aborted",
-                    ActivationStatus::TimedOut => "timed-out",
-                };
+                let status = result.status.as_str();
                 let text = truncate(result.text.trim(), 200);
                 state.last_outcome = Some(format!("{status}: {text}"));
                 let line = json!({

@@ -2,7 +2,7 @@
 //! runs", counter resets, refusals, timeouts and the gate's place in the flow.
 
 use super::*;
-use crate::api::Origin;
+use crate::api::{ActivationStatus, Origin};
 use crate::fake::FakeHost;
 use crate::host::HttpResponse;
 #[cfg(target_arch = "wasm32")]
