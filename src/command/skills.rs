@@ -82,11 +82,10 @@ pub(super) fn pin(
         before: before.as_deref(),
         after: Some(after.as_bytes()),
     };
-    let kept = history::record(host, &author, &landing, active.config.history_versions).map_err(|e| e.message)?;
-    if let Err(err) = store.write_atomic(&location.root, &path, after.as_bytes()) {
-        history::forget(host, kept);
-        return Err(err.message);
-    }
+    history::around(host, &author, &landing, active.config.history_versions, || {
+        store.write_atomic(&location.root, &path, after.as_bytes())
+    })
+    .map_err(|e| e.message)?;
     active.cache.forget(&location.root, &location.path());
     let text = format!("`{name}` {}", if on { "pinned: the curator will leave it alone" } else { "unpinned" });
     answer(json_mode, json!({"name": name, "pinned": on}), || text)

@@ -283,19 +283,15 @@ fn apply(
     }
     let store = Store::new(host, &manifest.session);
     let author = history::Author { cwd: if manifest.cwd.is_empty() { author.cwd } else { &manifest.cwd }, ..*author };
-    let landed = |after: Option<&[u8]>| {
-        let landing = history::Landing {
-            skill: &manifest.skill,
-            scope: Scope::from_stored(&manifest.scope),
-            path: &manifest.path,
-            operation: &manifest.operation,
-            reason: &manifest.reason,
-            before: current_bytes.as_deref(),
-            after,
-        };
-        history::record(host, &author, &landing, keep)
+    let landing = |after| history::Landing {
+        skill: &manifest.skill,
+        scope: Scope::from_stored(&manifest.scope),
+        path: &manifest.path,
+        operation: &manifest.operation,
+        reason: &manifest.reason,
+        before: current_bytes.as_deref(),
+        after,
     };
-    // A record whose write fails is taken back (`history::forget`).
     let mut acknowledged = Vec::new();
     match &manifest.new_sha256 {
         Some(_) => {
@@ -305,27 +301,22 @@ fn apply(
             }
             recheck(&store, &manifest)?;
             acknowledged = accept_findings(&store, &manifest, &new, accepted)?;
-            let kept = landed(Some(&new))?;
-            let written = if acknowledged.is_empty() {
-                store.write_atomic(&root, &manifest.path, &new)
-            } else {
-                write_acknowledged(&store, &manifest, &new, &acknowledged)
-            };
-            if let Err(err) = written {
-                history::forget(host, kept);
-                return Err(err);
-            }
+            history::around(host, &author, &landing(Some(&new)), keep, || {
+                if acknowledged.is_empty() {
+                    store.write_atomic(&root, &manifest.path, &new)
+                } else {
+                    write_acknowledged(&store, &manifest, &new, &acknowledged)
+                }
+            })?;
         }
         None => {
             if !accepted.is_empty() {
                 return Err(nothing_to_accept(&manifest, accepted));
             }
             recheck(&store, &manifest)?;
-            let kept = landed(None)?;
-            if let Err(err) = host.remove_file(&root, &manifest.path) {
-                history::forget(host, kept);
-                return Err(fs_error(err, &manifest.path));
-            }
+            history::around(host, &author, &landing(None), keep, || {
+                host.remove_file(&root, &manifest.path).map_err(|e| fs_error(e, &manifest.path))
+            })?;
             if let Some((dir, _)) = manifest.path.rsplit_once('/') {
                 store.remove_empty_dirs(&root, dir);
             }

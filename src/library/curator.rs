@@ -172,12 +172,9 @@ pub fn pass(
                         before: Some(&bytes),
                         after: Some(after.as_bytes()),
                     };
-                    let kept = history::record(host, &author, &landing, history_versions)?;
-                    let written = store.write_atomic(&skill.location.root, &path, after.as_bytes());
-                    if written.is_err() {
-                        history::forget(host, kept);
-                    }
-                    written
+                    history::around(host, &author, &landing, history_versions, || {
+                        store.write_atomic(&skill.location.root, &path, after.as_bytes())
+                    })
                 }
             });
             cache.forget(&skill.location.root, &skill.location.path());

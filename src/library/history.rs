@@ -92,10 +92,27 @@ fn folder(key: &str, skill: &str) -> String {
     format!("{DIR}/{key}/{skill}")
 }
 
+/// Runs `write`, the write `landing` describes, with its record: made before the write lands
+/// (under the caller's lock on the skill), taken back if the write fails.
+pub fn around<T>(
+    host: &impl Host,
+    author: &Author,
+    landing: &Landing,
+    keep: usize,
+    write: impl FnOnce() -> Result<T, ToolError>,
+) -> Result<T, ToolError> {
+    let kept = record(host, author, landing, keep)?;
+    let written = write();
+    if written.is_err() {
+        forget(host, kept);
+    }
+    written
+}
+
 /// Records a write about to land, then keeps only the newest `keep` records of the skill; says
 /// which record it made, for `forget` should the write fail. A write whose bytes do not change
 /// the file is not a version.
-pub fn record(host: &impl Host, author: &Author, landing: &Landing, keep: usize) -> Result<Option<Kept>, ToolError> {
+fn record(host: &impl Host, author: &Author, landing: &Landing, keep: usize) -> Result<Option<Kept>, ToolError> {
     if landing.before == landing.after || keep == 0 {
         return Ok(None);
     }
@@ -153,13 +170,13 @@ pub fn record(host: &impl Host, author: &Author, landing: &Landing, keep: usize)
 }
 
 /// A record `record` made.
-pub struct Kept {
+struct Kept {
     dir: String,
     version: u64,
 }
 
 /// Removes a record whose write did not land (an I/O failure after it was made).
-pub fn forget(host: &impl Host, kept: Option<Kept>) {
+fn forget(host: &impl Host, kept: Option<Kept>) {
     if let Some(Kept { dir, version }) = kept {
         for ending in ["json", "before", "redacted"] {
             let _ = host.remove_file(&Root::State, &format!("{dir}/{version}.{ending}"));

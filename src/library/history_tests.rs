@@ -77,9 +77,11 @@ fn replaced_bytes_holding_a_credential_are_kept_redacted() {
 #[test]
 fn a_record_whose_write_failed_is_taken_back() {
     let host = FakeHost::new(1_767_225_600_000);
-    let kept = record(&host, &TEST_OPERATOR, &landing(Some(b"a"), Some(b"b")), 20).unwrap();
-    assert!(kept.is_some());
-    forget(&host, kept);
+    let failed: Result<(), ToolError> = around(&host, &TEST_OPERATOR, &landing(Some(b"a"), Some(b"b")), 20, || {
+        assert_eq!(versions(&host, Scope::User, "", "deploy").len(), 1, "recorded before the write");
+        Err(ToolError::new("io", "injected", "retry"))
+    });
+    assert_eq!(failed.unwrap_err().message, "injected");
     assert!(versions(&host, Scope::User, "", "deploy").is_empty());
     assert!(host.file(&Root::State, "history/user/deploy/1.before").is_none());
 }

@@ -370,19 +370,14 @@ fn commit(host: &impl Host, cx: &mut Context, write: Write) -> Result<Value, Too
             }
             let author = history::Author { actor: cx.actor, by: cx.agent, session: cx.session, cwd: cx.cwd };
             let landing = history::Landing { skill: name, scope, path, operation, reason, before: old, after: new };
-            let kept = history::record(host, &author, &landing, cx.config.history_versions)?;
-            let landed = match new {
+            history::around(host, &author, &landing, cx.config.history_versions, || match new {
                 Some(bytes) => store.write_atomic(root, path, bytes),
                 None => host.remove_file(root, path).map_err(|e| fs_error(e, path)).map(|()| {
                     if let Some((dir, _)) = path.rsplit_once('/') {
                         store.remove_empty_dirs(root, dir);
                     }
                 }),
-            };
-            if landed.is_err() {
-                history::forget(host, kept);
-            }
-            landed
+            })
         })?;
         if operation == "create" {
             cx.cache.forget_file(root, path);
