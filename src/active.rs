@@ -35,6 +35,31 @@ impl Active {
         self.ledger.get_or_insert_with(|| Ledger::load(host))
     }
 
+    /// What a `skill_manage` call needs of this state, for `agent` (an `actor`: agent, reviewer
+    /// or operator) of `session`, whose working folder is `cwd`; write approval as the operator's
+    /// runtime switch (approval.json) or the config says.
+    pub(crate) fn tool_context<'a>(
+        &'a mut self,
+        host: &impl Host,
+        session: &'a str,
+        agent: &'a str,
+        actor: &'a str,
+        cwd: &'a str,
+    ) -> crate::library::skill_manage::Context<'a> {
+        let approval = crate::library::approval::approval_override(host).unwrap_or(self.config.write_approval);
+        crate::library::skill_manage::Context {
+            config: &self.config,
+            session,
+            agent,
+            actor,
+            cwd,
+            reads: &mut self.reads,
+            cache: &mut self.cache,
+            ledger: self.ledger.get_or_insert_with(|| Ledger::load(host)),
+            approval,
+        }
+    }
+
     /// Records in the ledger; a failure is logged (counts are evidence, never a reason to fail
     /// the event that produced them).
     pub(crate) fn record(&mut self, host: &impl Host, records: &[crate::library::ledger::Record]) {

@@ -205,20 +205,9 @@ impl<H: Host> Plugin<H> {
         }
         let host = &self.host;
         let active = self.state.as_mut().ok_or_else(not_initialized)?;
-        let approval = approval::approval_override(host).unwrap_or(active.config.write_approval);
-        let ledger = active.ledger.get_or_insert_with(|| Ledger::load(host));
         active.cache.note_cwd(&ctx.session, &ctx.cwd);
-        let mut cx = skill_manage::Context {
-            config: &active.config,
-            session: &ctx.session,
-            agent: &ctx.agent,
-            actor: if ctx.origin == crate::api::Origin::Subagent { "reviewer" } else { "agent" },
-            cwd: &ctx.cwd,
-            reads: &mut active.reads,
-            cache: &mut active.cache,
-            ledger,
-            approval,
-        };
+        let actor = if ctx.origin == crate::api::Origin::Subagent { "reviewer" } else { "agent" };
+        let mut cx = active.tool_context(host, &ctx.session, &ctx.agent, actor, &ctx.cwd);
         skill_manage::run(host, &mut cx, args_json)
     }
 

@@ -7,7 +7,7 @@ use super::{answer, table, usage_error};
 use crate::active::Active;
 use crate::api::CallContext;
 use crate::host::Host;
-use crate::library::approval::{approval_override, unified_diff};
+use crate::library::approval::unified_diff;
 use crate::library::history::{self, Version};
 use crate::library::skill_manage;
 use crate::library::store::{Location, Store};
@@ -100,14 +100,14 @@ pub(super) fn revert(
     };
     let (location, versions) = located(host, ctx, name)?;
     let version = pick(&versions, name, v)?;
-    let then = history::before(host, &ctx.cwd, &version).map_err(|e| e.message)?;
-    let file = version.path.strip_prefix(&format!("{name}/")).filter(|f| *f != "SKILL.md");
     if version.redacted {
         return Err(format!(
             "the file before version {} held a credential and was kept redacted; it cannot be restored",
             version.version
         ));
     }
+    let then = history::before(host, &ctx.cwd, &version).map_err(|e| e.message)?;
+    let file = version.path.strip_prefix(&format!("{name}/")).filter(|f| *f != "SKILL.md");
     let reason = format!("revert to the file before version {}", version.version);
     // A file that was not UTF-8 cannot go back through a text write without changing it.
     let then = match then.map(String::from_utf8) {
@@ -129,22 +129,10 @@ pub(super) fn revert(
         }
         (Some(file), None) => json!({"action": "remove_file", "name": name, "file_path": file, "reason": reason}),
     };
-    let approval = approval_override(host).unwrap_or(active.config.write_approval);
-    let ledger = active.ledger.get_or_insert_with(|| crate::library::ledger::Ledger::load(host));
     // The operator has read what they revert to: the write's read guard is met by this command.
     let operator = format!("operator:{}", ctx.agent);
     active.reads.mark(&ctx.session, &operator, name);
-    let mut cx = skill_manage::Context {
-        config: &active.config,
-        session: &ctx.session,
-        agent: &operator,
-        actor: "operator",
-        cwd: &ctx.cwd,
-        reads: &mut active.reads,
-        cache: &mut active.cache,
-        ledger,
-        approval,
-    };
+    let mut cx = active.tool_context(host, &ctx.session, &operator, "operator", &ctx.cwd);
     let out = skill_manage::run(host, &mut cx, &args.to_string())
         .map_err(|e| format!("{} ({}): {}", e.message, e.code, e.hint))?;
     let result: serde_json::Value = serde_json::from_str(&out).unwrap_or_default();

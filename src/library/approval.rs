@@ -181,9 +181,9 @@ pub fn stage(host: &impl Host, change: &Change) -> Result<Manifest, ToolError> {
 /// Every staged write, oldest first. Unreadable entries are skipped, and so are entries a
 /// merged one replaced (left behind only by a crash between the two steps of a merge).
 pub fn list(host: &impl Host) -> Vec<Manifest> {
-    let mut out = coalesce::all_entries(host);
-    let replaced: std::collections::HashSet<String> = out.iter().flat_map(|m| m.supersedes.clone()).collect();
-    out.retain(|m| !replaced.contains(&m.id));
+    let all = coalesce::all_entries(host);
+    let replaced = coalesce::replaced(&all);
+    let mut out: Vec<Manifest> = all.iter().filter(|m| !replaced.contains(m.id.as_str())).cloned().collect();
     out.sort_by(|a, b| a.created_ms.cmp(&b.created_ms).then_with(|| a.id.cmp(&b.id)));
     out
 }
@@ -506,8 +506,7 @@ pub fn discard(host: &impl Host, id: &str) {
 pub fn prune(host: &impl Host, ttl_days: u64) -> Vec<String> {
     let cutoff = host.now_ms().saturating_sub(ttl_days * time::MS_PER_DAY);
     let all = coalesce::all_entries(host);
-    let replaced: std::collections::HashSet<&str> =
-        all.iter().flat_map(|m| m.supersedes.iter().map(String::as_str)).collect();
+    let replaced = coalesce::replaced(&all);
     let old: Vec<String> = all
         .iter()
         .filter(|m| m.created_ms < cutoff || replaced.contains(m.id.as_str()))

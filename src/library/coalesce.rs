@@ -170,6 +170,11 @@ pub fn superseded_by(host: &impl Host, id: &str) -> Option<String> {
     all_entries(host).into_iter().find(|m| m.supersedes.iter().any(|s| s == id)).map(|m| m.id)
 }
 
+/// The ids the entries name as replaced: entries a crash left behind mid-merge.
+pub fn replaced(entries: &[Manifest]) -> std::collections::HashSet<&str> {
+    entries.iter().flat_map(|m| m.supersedes.iter().map(String::as_str)).collect()
+}
+
 /// Every readable entry, superseded ones included.
 pub fn all_entries(host: &impl Host) -> Vec<Manifest> {
     let Ok(entries) = host.list_dir(&Root::State, DIR) else { return Vec::new() };

@@ -147,14 +147,22 @@ fn list(host: &impl Host, cx: &mut Context, args: &Args) -> Result<String, ToolE
 }
 
 fn find(store: &Store<impl Host>, name: &str) -> Result<Location, ToolError> {
-    store.locate(name)?.ok_or_else(|| {
-        ToolError::new(
-            "not-found",
-            format!("no skill named `{name}` in either scope"),
-            "call skill_manage with action `list` to see the skills",
-        )
-        .with_details(json!({"name": name}))
-    })
+    store.locate(name)?.ok_or_else(|| no_such_skill(name))
+}
+
+fn no_such_skill(name: &str) -> ToolError {
+    ToolError::new(
+        "not-found",
+        format!("no skill named `{name}` in either scope"),
+        "call skill_manage with action `list` to see the skills",
+    )
+    .with_details(json!({"name": name}))
+}
+
+/// With write approval on, the staged write pending for this file, if any (a change to the
+/// file joins it; see `coalesce`).
+fn staged_entry(host: &impl Host, cx: &Context, root: &Root, path: &str) -> Option<approval::Manifest> {
+    if cx.approval { coalesce::pending_for(host, root, path).pop() } else { None }
 }
 
 fn view(host: &impl Host, cx: &mut Context, args: &Args) -> Result<Value, ToolError> {
@@ -663,7 +671,7 @@ fn base(host: &impl Host, cx: &Context, name: &str) -> Result<Base, ToolError> {
         }
         Err(err) => return Err(err),
     };
-    let pending = if cx.approval { coalesce::pending_for(host, &location.root, &location.path()).pop() } else { None };
+    let pending = staged_entry(host, cx, &location.root, &location.path());
     let staged = match &pending {
         Some(manifest) => coalesce::staged_bytes(host, manifest)?,
         None => None,
@@ -688,14 +696,7 @@ fn base(host: &impl Host, cx: &Context, name: &str) -> Result<Base, ToolError> {
             (bytes, skill)
         }
         (None, Some(bytes), Some(skill)) => (bytes, skill),
-        _ => {
-            return Err(ToolError::new(
-                "not-found",
-                format!("no skill named `{name}` in either scope"),
-                "call skill_manage with action `list` to see the skills",
-            )
-            .with_details(json!({"name": name})));
-        }
+        _ => return Err(no_such_skill(name)),
     };
     Ok(Base { location, disk, built_on, bytes, skill })
 }
@@ -759,8 +760,7 @@ fn write_file(host: &impl Host, cx: &mut Context, args: &Args) -> Result<Value, 
         Err(err) => return Err(fs_error(err, &path)),
     };
     // The whole file is replaced: a staged write to it is superseded, not built on.
-    let built_on =
-        if cx.approval { coalesce::pending_for(host, &location.root, &path).pop().map(|m| m.id) } else { None };
+    let built_on = staged_entry(host, cx, &location.root, &path).map(|m| m.id);
     let reason = args.reason.as_deref().unwrap_or_default();
     let write = Write {
         operation: "write_file",
@@ -788,8 +788,7 @@ fn remove_file(host: &impl Host, cx: &mut Context, args: &Args) -> Result<Value,
     Store::new(host, cx.session).refuse_symlinks(&location.root, &path)?;
     let old = host.read(&location.root, &path).map_err(|e| fs_error(e, &path))?;
     // A staged write to the file is superseded by its removal.
-    let built_on =
-        if cx.approval { coalesce::pending_for(host, &location.root, &path).pop().map(|m| m.id) } else { None };
+    let built_on = staged_entry(host, cx, &location.root, &path).map(|m| m.id);
     let reason = args.reason.as_deref().unwrap_or_default();
     let write = Write {
         operation: "remove_file",

@@ -35,7 +35,7 @@ const MAX_CALLS_BYTES: u64 = 1 << 20;
 /// be megabytes; the call itself was bounded and parsed where it was made).
 const MAX_ARGS_PARSED: usize = 64 << 10;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Record {
     /// The activation id (`review`), or `curator-<ms>`.
@@ -157,12 +157,8 @@ pub fn review_started(
             prompt_sha256: Some(sha256_hex(prompt.as_bytes())),
             prompt_bytes: prompt.len(),
             tools: tools.to_vec(),
-            ended_ms: None,
             status: "running".into(),
-            answer: None,
-            input_tokens: None,
-            output_tokens: None,
-            changes: Value::Null,
+            ..Record::default()
         },
     );
     // Counting the records is a listing; a review's start is on the turn's path, so about one
@@ -180,7 +176,7 @@ pub fn is_review(host: &impl Host, id: &str) -> bool {
 /// Whether `id` is a background review still running: only its calls are kept (a call under an
 /// id whose review ended belongs to no review on record).
 pub fn is_running(host: &impl Host, id: &str) -> bool {
-    is_review(host, id) && load(host, id).is_some_and(|r| r.status == "running")
+    load(host, id).is_some_and(|r| r.status == "running")
 }
 
 /// One `skill_manage` call a review's child made, and the answer it got.
@@ -249,20 +245,13 @@ pub fn curator_pass(host: &impl Host, report: &crate::library::curator::Report) 
         &Record {
             id: format!("curator-{now}"),
             kind: "curator".into(),
-            session: String::new(),
-            turn: 0,
             reason: format!("{} skill(s) checked", report.checked),
             started_ms: now,
             started_at: time::iso(now),
-            prompt_sha256: None,
-            prompt_bytes: 0,
-            tools: Vec::new(),
             ended_ms: Some(now),
             status: "done".into(),
-            answer: None,
-            input_tokens: None,
-            output_tokens: None,
             changes,
+            ..Record::default()
         },
     );
     prune(host);

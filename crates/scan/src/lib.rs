@@ -138,14 +138,18 @@ fn scanner() -> &'static Scanner {
 /// Every anchor in `b` as `find_iter` yields them (leftmost-longest, not overlapping), as
 /// (start, pattern), until `found` says stop.
 fn each_anchor(s: &Scanner, b: &[u8], mut found: impl FnMut(usize, usize) -> ControlFlow<()>) {
-    if let Some(teddy) = s.teddy.as_ref().filter(|_| FILTERED) {
-        return filtered_anchors(teddy, b, found);
-    }
-    let Some(anchors) = &s.anchors else { return };
-    for m in anchors.find_iter(b) {
-        if found(m.start(), m.pattern().as_usize()).is_break() {
-            return;
+    match (&s.teddy, &s.anchors) {
+        (Some(teddy), _) if FILTERED => filtered_anchors(teddy, b, found),
+        (_, Some(anchors)) => {
+            for m in anchors.find_iter(b) {
+                if found(m.start(), m.pattern().as_usize()).is_break() {
+                    return;
+                }
+            }
         }
+        // `scanner` builds the DFA wherever it does not build the filter: a scan that found no
+        // anchors here would pass every credential.
+        _ => unreachable!("the scanner was built without an anchor search"),
     }
 }
 
