@@ -85,3 +85,57 @@ fn a_record_whose_write_failed_is_taken_back() {
     assert!(versions(&host, Scope::User, "", "deploy").is_empty());
     assert!(host.file(&Root::State, "history/user/deploy/1.before").is_none());
 }
+
+mod revert_refusals {
+    use crate::api::{CallContext, Origin};
+    use crate::fake::FakeHost;
+    use crate::host::{Host, Root, WriteMode};
+    use crate::plugin::Plugin;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    fn ctx() -> CallContext {
+        CallContext { session: "s1".into(), agent: "main".into(), origin: Origin::User, depth: 0, cwd: String::new() }
+    }
+
+    fn setup(body: &str) -> Plugin<FakeHost> {
+        let host = FakeHost::new(1_767_225_600_000);
+        let text = format!(
+            "---\nname: deploy\ndescription: Ships it. Use when deploying.\nmetadata:\n  authored-by: self-evolve\n---\n{body}"
+        );
+        host.write(&Root::UserSkills, "deploy/SKILL.md", text.as_bytes(), WriteMode::CreateNew).unwrap();
+        let mut plugin = Plugin::new(host);
+        plugin.init("{}", &["tools".into()]).unwrap();
+        plugin.call_tool(&ctx(), "skill_manage", r#"{"action":"view","name":"deploy"}"#).unwrap();
+        plugin
+    }
+
+    #[test]
+    fn a_version_kept_redacted_is_not_restored_and_nothing_changes() {
+        let key = ["ghp_", "Z7QX3M2K9LPT4WNBZ7QX3M2K9LPT4WNB1234"].concat();
+        // Pasted into the file by hand; the agent's patch takes it out.
+        let mut plugin = setup(&format!("push with {key}\n"));
+        let patch =
+            serde_json::json!({"action": "patch", "name": "deploy", "old_string": key, "new_string": "$GITHUB_TOKEN"});
+        plugin.call_tool(&ctx(), "skill_manage", &patch.to_string()).unwrap();
+        let before = plugin.host().snapshot();
+        let refused = plugin.run_command(&ctx(), "revert deploy").unwrap_err();
+        assert!(refused.contains("kept redacted"), "{refused}");
+        assert_eq!(plugin.host().snapshot(), before);
+    }
+
+    #[test]
+    fn a_version_that_was_not_utf8_is_not_restored_and_nothing_changes() {
+        let mut plugin = setup("steps\n");
+        plugin
+            .host()
+            .write(&Root::UserSkills, "deploy/references/notes.md", b"caf\xe9\n", WriteMode::CreateNew)
+            .unwrap();
+        let write = r#"{"action":"write_file","name":"deploy","file_path":"references/notes.md","content":"cafe\n"}"#;
+        plugin.call_tool(&ctx(), "skill_manage", write).unwrap();
+        let before = plugin.host().snapshot();
+        let refused = plugin.run_command(&ctx(), "revert deploy").unwrap_err();
+        assert!(refused.contains("not UTF-8"), "{refused}");
+        assert_eq!(plugin.host().snapshot(), before);
+    }
+}
