@@ -71,3 +71,85 @@ impl Active {
         }
     }
 }
+
+/// One session's state brought in from the state root for one event or call (under the
+/// session's lock); `Active::leave` writes back what changed and releases the lock. Without a
+/// state root the session lives in this process's memory and the scope is empty.
+pub(crate) struct SessionScope {
+    session: String,
+    lock: Option<crate::state_file::Lock>,
+    loaded: Option<crate::schedule::sessions::Stored>,
+}
+
+impl Active {
+    /// Loads `session`'s state into this value. Busy past the lock's wait: `conflict`.
+    pub(crate) fn enter(&mut self, host: &impl Host, session: &str) -> Result<SessionScope, crate::errors::ToolError> {
+        use crate::schedule::sessions;
+        let mut scope = SessionScope { session: session.to_string(), lock: None, loaded: None };
+        if !sessions::persisted(host) {
+            return Ok(scope);
+        }
+        scope.lock = Some(crate::state_file::lock(host, &sessions::lock_name(session))?);
+        let stored = sessions::load(host, session);
+        self.review.sessions.insert(session.to_string(), stored.review.clone());
+        self.reads.put_session(session, stored.reads.clone());
+        self.evidence.put(session, stored.evidence.clone());
+        scope.loaded = Some(stored);
+        Ok(scope)
+    }
+
+    /// Saves the session's state when it changed, keeps the in-flight markers in step, and
+    /// releases the lock; this process keeps nothing of the session.
+    pub(crate) fn leave(&mut self, host: &impl Host, scope: SessionScope) {
+        use crate::schedule::sessions;
+        let (Some(lock), Some(loaded)) = (scope.lock, scope.loaded) else { return };
+        let session = scope.session;
+        let stored = sessions::Stored {
+            v: loaded.v,
+            session: session.clone(),
+            review: self.review.sessions.remove(&session).unwrap_or_default(),
+            reads: self.reads.take_session(&session),
+            evidence: self.evidence.take(&session),
+            updated_ms: loaded.updated_ms,
+        };
+        if stored != loaded {
+            let before = loaded.review.in_flight.as_ref().map(|f| f.id.as_str());
+            sessions::save(host, before, &stored);
+        }
+        lock.release(host);
+    }
+}
+
+impl Active {
+    /// Runs `f` with `session`'s read registry loaded from its state file. Reads only grow, so
+    /// nothing is locked to load them: new reads are merged into the file afterwards, under the
+    /// session's lock (a refused or read-only call writes nothing at all).
+    pub(crate) fn with_reads<T>(&mut self, host: &impl Host, session: &str, f: impl FnOnce(&mut Active) -> T) -> T {
+        use crate::schedule::sessions;
+        if !sessions::persisted(host) {
+            return f(self);
+        }
+        let loaded = sessions::load(host, session).reads;
+        self.reads.put_session(session, loaded.clone());
+        let out = f(self);
+        let now = self.reads.take_session(session);
+        if now != loaded {
+            let merged = crate::state_file::with_lock(host, &sessions::lock_name(session), || {
+                let mut stored = sessions::load(host, session);
+                let before = stored.clone();
+                for (agent, skills) in now {
+                    stored.reads.entry(agent).or_default().extend(skills);
+                }
+                if stored != before {
+                    let in_flight = before.review.in_flight.as_ref().map(|f| f.id.as_str());
+                    sessions::save(host, in_flight, &stored);
+                }
+                Ok(())
+            });
+            if let Err(err) = merged {
+                host.log(crate::host::Level::Warn, &format!("reads of this call not recorded: {}", err.message));
+            }
+        }
+        out
+    }
+}

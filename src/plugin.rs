@@ -84,7 +84,7 @@ impl<H: Host> Plugin<H> {
         };
         review.load_override(&self.host);
         let part_active = |name: &str| report.parts.iter().any(|p| p.name == name && p.state == PartState::Active);
-        review.gate_active = config.review.gate == GateKind::Jev && part_active("gate");
+        review.gate_active = config.review.gate != GateKind::Counters && part_active("gate");
         let review_ready = report.parts.iter().any(|p| p.name == "review" && p.missing.is_empty());
         let review_loop_ready = report.parts.iter().any(|p| p.name == "review-loop" && p.missing.is_empty());
         let mut curator = crate::library::curator::Schedule::default();
@@ -133,10 +133,10 @@ impl<H: Host> Plugin<H> {
         }
         parts.push(review);
 
-        let gate = match config.review.gate {
-            GateKind::Counters => part("gate", vec![], "counters: due reviews always run".into()),
-            GateKind::Jev => {
-                let endpoint = &config.review.jev.endpoint;
+        let gate = match crate::schedule::gate::ModelGate::of(&config.review) {
+            None => part("gate", vec![], "counters: due reviews always run".into()),
+            Some(model) => {
+                let (kind, endpoint) = (model.source(), model.endpoint());
                 let problem = if !self.host.has_endpoint(endpoint) {
                     Some(format!("the host has no HTTP endpoint named `{endpoint}`"))
                 } else if !self.host.has_credential(endpoint) {
@@ -146,10 +146,10 @@ impl<H: Host> Plugin<H> {
                 };
                 match problem {
                     Some(why) => {
-                        warnings.push(format!("review.gate is jev but {why}: the gate stays on counters"));
+                        warnings.push(format!("review.gate is {kind} but {why}: the gate stays on counters"));
                         part("gate", vec![format!("http:{endpoint}")], format!("counters ({why})"))
                     }
-                    None => part("gate", vec![], format!("jev via endpoint `{endpoint}`")),
+                    None => part("gate", vec![], format!("{kind} via endpoint `{endpoint}`")),
                 }
             }
         };
@@ -203,19 +203,51 @@ impl<H: Host> Plugin<H> {
                 format!("call `{}` instead", tools::SKILL_MANAGE),
             ));
         }
+        let actor = if ctx.origin == crate::api::Origin::Subagent { "reviewer" } else { "agent" };
         let host = &self.host;
         let active = self.state.as_mut().ok_or_else(not_initialized)?;
-        active.cache.note_cwd(&ctx.session, &ctx.cwd);
-        let actor = if ctx.origin == crate::api::Origin::Subagent { "reviewer" } else { "agent" };
-        let mut cx = active.tool_context(host, &ctx.session, &ctx.agent, actor, &ctx.cwd);
-        skill_manage::run(host, &mut cx, args_json)
+        active.with_reads(host, &ctx.session, |active| {
+            active.cache.note_cwd(&ctx.session, &ctx.cwd);
+            let mut cx = active.tool_context(host, &ctx.session, &ctx.agent, actor, &ctx.cwd);
+            skill_manage::run(host, &mut cx, args_json)
+        })
+    }
+
+    /// Runs `f` on the active state with `session`'s state loaded from the state root and saved
+    /// after (see `schedule::sessions`). `None` before init; `Err(conflict)` when another process
+    /// held the session past the lock's wait (nothing was done).
+    fn in_session<T>(&mut self, session: &str, f: impl FnOnce(&H, &mut Active) -> T) -> Option<Result<T, ToolError>> {
+        let host = &self.host;
+        let active = self.state.as_mut()?;
+        let scope = match active.enter(host, session) {
+            Ok(scope) => scope,
+            Err(err) => return Some(Err(err)),
+        };
+        let out = f(host, active);
+        active.leave(host, scope);
+        Some(Ok(out))
+    }
+
+    /// An event for `session`: its decisions, or one line saying it was dropped because another
+    /// process held the session (logged; the agent is never blocked).
+    fn session_event(&mut self, session: &str, f: impl FnOnce(&H, &mut Active) -> Vec<Decision>) -> Vec<Decision> {
+        match self.in_session(session, f) {
+            None => Vec::new(),
+            Some(Ok(decisions)) => decisions,
+            Some(Err(err)) => {
+                self.host.log(Level::Warn, &format!("event of session `{session}` dropped: {}", err.message));
+                vec![
+                    serde_json::json!({"kind": "session", "session": session, "action": "dropped", "reason": err.message})
+                        .to_string(),
+                ]
+            }
+        }
     }
 
     /// A real user message also resets the shadow reviewer's cooldowns, escalation, spend and decay.
     /// A person's message that corrects the last turn counts against the skills it loaded.
     pub fn user_message(&mut self, ctx: &CallContext, text: &str, human: bool) -> Vec<Decision> {
-        let host = &self.host;
-        if let Some(active) = self.state.as_mut() {
+        self.session_event(&ctx.session, |host, active| {
             active.review.user_message(ctx, text, human);
             if ctx.is_top_level() {
                 active.shadow.user_message(&ctx.session, human);
@@ -228,72 +260,77 @@ impl<H: Host> Plugin<H> {
                     active.record(host, &records);
                 }
             }
-        }
-        Vec::new()
+            Vec::new()
+        })
     }
 
     pub fn assistant_message(&mut self, ctx: &CallContext, text: &str) -> Vec<Decision> {
-        let host = &self.host;
-        if let Some(active) = self.state.as_mut() {
+        self.session_event(&ctx.session, |host, active| {
             active.review.assistant_message(ctx, text);
             if ctx.is_top_level() {
                 active.shadow.assistant_message(host, &ctx.session, text);
             }
-        }
-        Vec::new()
+            Vec::new()
+        })
     }
 
     /// A `skill` load registers the read for this agent, counts as a use and joins the digest.
     pub fn tool_result(&mut self, ctx: &CallContext, event: &ToolEvent) -> Vec<Decision> {
-        let host = &self.host;
-        let Some(active) = self.state.as_mut() else { return Vec::new() };
-        let loaded = (event.tool == "skill" && event.ok)
-            .then(|| serde_json::from_str::<serde_json::Value>(&event.args_json).ok())
-            .flatten()
-            .and_then(|v| v.get("name").and_then(|n| n.as_str()).map(str::to_string));
-        if let Some(name) = &loaded {
-            active.reads.mark(&ctx.session, &ctx.agent, name);
-            let now = host.now_ms();
-            if ctx.is_top_level() && active.evidence.loaded(&ctx.session, name) {
-                active.record(host, &[Record::Used(name, now), Record::Loaded(name)]);
-            } else {
-                active.record(host, &[Record::Used(name, now)]);
+        self.session_event(&ctx.session, |host, active| {
+            let loaded = (event.tool == "skill" && event.ok)
+                .then(|| serde_json::from_str::<serde_json::Value>(&event.args_json).ok())
+                .flatten()
+                .and_then(|v| v.get("name").and_then(|n| n.as_str()).map(str::to_string));
+            if let Some(name) = &loaded {
+                active.reads.mark(&ctx.session, &ctx.agent, name);
+                let now = host.now_ms();
+                if ctx.is_top_level() && active.evidence.loaded(&ctx.session, name) {
+                    active.record(host, &[Record::Used(name, now), Record::Loaded(name)]);
+                } else {
+                    active.record(host, &[Record::Used(name, now)]);
+                }
             }
-        }
-        active.review.tool_result(ctx, event, loaded.as_deref());
-        if ctx.is_top_level() {
-            active.shadow.tool_result(host, &ctx.session, &event.args_json);
-        }
-        Vec::new()
+            active.review.tool_result(ctx, event, loaded.as_deref());
+            if ctx.is_top_level() {
+                active.shadow.tool_result(host, &ctx.session, &event.args_json);
+            }
+            Vec::new()
+        })
     }
 
     pub fn turn_end(&mut self, ctx: &CallContext, status: TurnStatus) -> Vec<Decision> {
-        let host = &self.host;
-        let Some(active) = self.state.as_mut() else { return Vec::new() };
-        if ctx.is_top_level() && status == TurnStatus::Completed {
-            active.shadow.turn_end(host, &ctx.session);
-        }
-        if ctx.is_top_level() {
-            let followed = active.evidence.turn_end(&ctx.session, status);
-            let records: Vec<Record> = followed.iter().map(|(s, o)| Record::Followed(s, *o)).collect();
-            active.record(host, &records);
-        }
-        if !active.review_ready {
-            return Vec::new();
-        }
-        active.review.turn_end(host, &active.config, ctx, status)
+        self.session_event(&ctx.session, |host, active| {
+            if ctx.is_top_level() && status == TurnStatus::Completed {
+                active.shadow.turn_end(host, &ctx.session);
+            }
+            if ctx.is_top_level() {
+                let followed = active.evidence.turn_end(&ctx.session, status);
+                let records: Vec<Record> = followed.iter().map(|(s, o)| Record::Followed(s, *o)).collect();
+                active.record(host, &records);
+            }
+            if !active.review_ready {
+                return Vec::new();
+            }
+            active.review.turn_end(host, &active.config, ctx, status)
+        })
     }
 
     /// A review-loop child's completion goes to its run; any other to the review scheduler.
     pub fn activation_end(&mut self, result: &ActivationResult) -> Vec<Decision> {
         let host = &self.host;
         let Some(active) = self.state.as_mut() else { return Vec::new() };
-        match active.review_loops.activation_end(host, result) {
-            Some(decisions) => decisions,
-            None => {
-                crate::schedule::audit::review_ended(host, &result.id, result.status.as_str(), &result.text);
-                active.review.activation_end(result)
-            }
+        if let Some(decisions) = active.review_loops.activation_end(host, result) {
+            return decisions;
+        }
+        crate::schedule::audit::review_ended(host, &result.id, result.status.as_str(), &result.text);
+        if !crate::schedule::sessions::persisted(host) {
+            return active.review.activation_end(result);
+        }
+        // The session is found by the review's marker; without one the review already ended
+        // (timed out, or delivered twice) and there is nothing to decide.
+        match crate::schedule::sessions::session_of(host, &result.id) {
+            Some(session) => self.session_event(&session, |_, active| active.review.activation_end(result)),
+            None => Vec::new(),
         }
     }
 
@@ -350,9 +387,9 @@ impl<H: Host> Plugin<H> {
 
     /// Reviewer timeouts, silent review-loop runs, then the curator when its pass is due.
     pub fn tick(&mut self) -> Vec<Decision> {
+        let mut out = self.review_timeouts();
         let host = &self.host;
         let Some(active) = self.state.as_mut() else { return Vec::new() };
-        let mut out = active.review.tick(host, &active.config);
         out.extend(active.review_loops.tick(host));
         let now = host.now_ms();
         if active.curator.due(now) {
@@ -368,6 +405,28 @@ impl<H: Host> Plugin<H> {
                     serde_json::json!({"kind": "curator", "skill": change.name, "from": change.from, "to": change.to, "reason": change.reason})
                         .to_string(),
                 );
+            }
+        }
+        out
+    }
+
+    /// Reviewers past their timeout: of the sessions with a review in flight (their markers),
+    /// or of this process's sessions when there is no state root.
+    fn review_timeouts(&mut self) -> Vec<Decision> {
+        use crate::schedule::sessions;
+        let host = &self.host;
+        let Some(active) = self.state.as_mut() else { return Vec::new() };
+        if !sessions::persisted(host) {
+            return active.review.tick(host, &active.config);
+        }
+        sessions::sweep(host);
+        let mut out = Vec::new();
+        for (session, activation) in sessions::in_flight(&self.host) {
+            out.extend(self.session_event(&session, |host, active| active.review.tick(host, &active.config)));
+            // A marker without its review (the process died between the two writes) goes.
+            let live = sessions::load(&self.host, &session).review.in_flight.is_some_and(|f| f.id == activation);
+            if !live {
+                sessions::forget_stale_marker(&self.host, &activation);
             }
         }
         out
@@ -488,10 +547,14 @@ impl<H: Host> Plugin<H> {
     /// A served file's bytes; reading a SKILL.md counts as this agent reading the skill, as a
     /// `view` does (the guard before a patch).
     pub fn catalog_read(&mut self, ctx: &CallContext, name: &str, path: &str) -> Result<Vec<u8>, String> {
-        let active = self.state.as_mut().ok_or_else(|| not_initialized().to_json())?;
+        self.state.as_ref().ok_or_else(|| not_initialized().to_json())?;
         let bytes = catalog::read(&self.host, &ctx.session, name, path).map_err(|e| e.to_json())?;
         if path == "SKILL.md" {
-            active.reads.mark(&ctx.session, &ctx.agent, name);
+            // The bytes are served even when the read cannot be recorded: a later patch then
+            // asks for a view, which is the safe side.
+            if let Some(active) = self.state.as_mut() {
+                active.with_reads(&self.host, &ctx.session, |active| active.reads.mark(&ctx.session, &ctx.agent, name));
+            }
         }
         Ok(bytes)
     }

@@ -97,6 +97,7 @@ fn main() -> anyhow::Result<()> {
             json,
             wasm: self_evolve_host::component::Source::File(wasm()),
             gate: None,
+            restart: false,
         };
         let t = Instant::now();
         let summary = replay::replay(&events, &options, &mut std::io::sink())?;

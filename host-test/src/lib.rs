@@ -39,6 +39,7 @@ pub mod cli;
 pub mod component;
 pub mod engine;
 pub mod lines;
+pub mod live;
 pub mod mcp;
 pub mod plugin;
 pub mod sandbox;

@@ -116,6 +116,19 @@ impl Plugin {
         self.sandbox.state_mut()
     }
 
+    /// Replaces the instance with a fresh one over the same host (fs, clock, providers) and gives
+    /// it the last good configuration: what a new process per event sees. Used by the
+    /// restart-between-events conformance mode.
+    pub fn restart(&mut self) -> Result<(), CallError> {
+        self.sandbox.restart()?;
+        if let Some((config, services)) = self.last_init.clone() {
+            self.sandbox
+                .call("lifecycle.init", |b, s| b.self_evolve_plugin_lifecycle().call_init(s, &config, &services))?
+                .map_err(|e| CallError::Unavailable { message: format!("re-init after restart: {}", e.message) })?;
+        }
+        Ok(())
+    }
+
     /// How many times a failed instance was replaced.
     pub fn replacements(&self) -> u64 {
         self.sandbox.replacements

@@ -157,10 +157,21 @@ impl<B> Sandbox<B> {
     }
 
     fn replace(&mut self) -> Result<(), CallError> {
+        self.replacements += 1;
+        self.fresh_instance()
+    }
+
+    /// A new instance over the same host state, as a new process would start: nothing the old
+    /// instance held in memory survives (not counted as a replacement).
+    pub fn restart(&mut self) -> Result<(), CallError> {
+        self.bindings = None;
+        self.fresh_instance()
+    }
+
+    fn fresh_instance(&mut self) -> Result<(), CallError> {
         let store = self.store.take().ok_or_else(|| CallError::Unavailable { message: "store lost".into() })?;
         let mut store = self.new_store(store.into_data());
         store.set_epoch_deadline(self.deadline_ticks());
-        self.replacements += 1;
         let result = (self.instantiate)(&mut store);
         self.store = Some(store);
         match result {

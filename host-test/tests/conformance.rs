@@ -22,10 +22,23 @@ fn scenarios() -> Vec<PathBuf> {
 }
 
 fn replay(file: &Path) -> String {
+    replay_with(file, false)
+}
+
+/// Review loops (seed 003) are driven by a host's workflow engine inside one long-lived process;
+/// their runs are not session state, so they are not replayed one process per event.
+fn restartable(file: &Path) -> bool {
+    !file.file_name().is_some_and(|n| n.to_string_lossy().starts_with("review-loop"))
+}
+
+fn replay_with(file: &Path, restart: bool) -> String {
     let home = tempfile::tempdir().unwrap();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_self-evolve"));
     cmd.arg("--wasm").arg(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../dist/self-evolve.wasm"));
     cmd.arg("replay").arg(file).arg("--json").arg("--home").arg(home.path());
+    if restart {
+        cmd.arg("--restart-each-event");
+    }
     let gate = file.with_extension("gate.json");
     if gate.is_file() {
         cmd.arg("--gate-replies").arg(gate);
@@ -53,4 +66,21 @@ fn every_scenario_prints_its_expected_decisions() {
         }
         assert_eq!(actual.lines().count(), expected.lines().count(), "{}", file.display());
     }
+}
+
+/// A process per event (hooks) must decide exactly what one process decides: the same scenarios
+/// with a fresh instance before every event print the same lines.
+#[test]
+fn a_fresh_instance_per_event_prints_the_same_decisions() {
+    let mut checked = 0;
+    for file in scenarios().into_iter().filter(|f| restartable(f)) {
+        let expected = std::fs::read_to_string(file.with_extension("expected")).unwrap();
+        let actual = replay_with(&file, true);
+        for (i, (a, e)) in actual.lines().zip(expected.lines()).enumerate() {
+            assert_eq!(a, e, "{} line {} (restarting before every event)", file.display(), i + 1);
+        }
+        assert_eq!(actual.lines().count(), expected.lines().count(), "{}", file.display());
+        checked += 1;
+    }
+    assert!(checked >= 4, "the session scenarios are all replayed with restarts");
 }

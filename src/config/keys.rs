@@ -17,6 +17,8 @@ pub enum Kind {
     Name,
     /// Free text of at most this many characters, no control characters (may be empty).
     Text(usize),
+    /// A path the host appends to a named endpoint's base URL: `/`-rooted, no `..`, `#`, `@`.
+    HttpPath,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -111,9 +113,9 @@ pub const KEYS: &[KeySpec] = &[
     },
     KeySpec {
         path: "review.gate",
-        kind: Kind::Choice(&["counters", "jev"]),
+        kind: Kind::Choice(&["counters", "jev", "openai"]),
         default: DefaultValue::Str("counters"),
-        doc: "`counters`: the counters alone decide. `jev`: ask the host's gate endpoint whether a due review is worth it.",
+        doc: "`counters`: the counters alone decide. `jev`: ask the host's gate endpoint whether a due review is worth it. `openai`: ask an OpenAI-compatible chat model the same question.",
     },
     KeySpec {
         path: "review.jev.endpoint",
@@ -138,6 +140,48 @@ pub const KEYS: &[KeySpec] = &[
         kind: Kind::Float { min: 0.0, max: 1.0 },
         default: DefaultValue::Float(0.75),
         doc: "A `no` at or above this confidence skips the review; 1 keeps the gate observing only.",
+    },
+    KeySpec {
+        path: "review.openai.endpoint",
+        kind: Kind::Name,
+        default: DefaultValue::Str("llm"),
+        doc: "Name of the host HTTP endpoint the openai gate calls (the host owns its URL and API key).",
+    },
+    KeySpec {
+        path: "review.openai.model",
+        kind: Kind::Text(200),
+        default: DefaultValue::Str("gpt-4o-mini"),
+        doc: "The chat model asked (the request's `model`; must not be empty).",
+    },
+    KeySpec {
+        path: "review.openai.path",
+        kind: Kind::HttpPath,
+        default: DefaultValue::Str("/chat/completions"),
+        doc: "Path posted to, appended by the host to the endpoint's base URL.",
+    },
+    KeySpec {
+        path: "review.openai.cooldownMinutes",
+        kind: Kind::Int { min: 0, max: 1_440 },
+        default: DefaultValue::Int(5),
+        doc: "At most one gate call per session in this window.",
+    },
+    KeySpec {
+        path: "review.openai.timeoutMs",
+        kind: Kind::Int { min: 100, max: 60_000 },
+        default: DefaultValue::Int(2_000),
+        doc: "Deadline of one gate attempt.",
+    },
+    KeySpec {
+        path: "review.openai.confidentNo",
+        kind: Kind::Float { min: 0.0, max: 1.0 },
+        default: DefaultValue::Float(0.75),
+        doc: "A `no` at or above this confidence skips the review; 1 keeps the gate observing only.",
+    },
+    KeySpec {
+        path: "review.openai.maxTokens",
+        kind: Kind::Int { min: 16, max: 4_096 },
+        default: DefaultValue::Int(100),
+        doc: "The completion's `max_tokens`: the answer is one small JSON object.",
     },
     KeySpec {
         path: "reviewLoop.provider",

@@ -15,6 +15,8 @@ use serde_json::{Map, Value};
 pub enum GateKind {
     Counters,
     Jev,
+    /// Any OpenAI-compatible chat-completions model, through a named host endpoint.
+    OpenAi,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -23,6 +25,19 @@ pub struct JevConfig {
     pub cooldown_minutes: u64,
     pub timeout_ms: u32,
     pub confident_no: f64,
+}
+
+/// `review.openai`: the gate question asked of a chat-completions model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpenAiConfig {
+    pub endpoint: String,
+    pub model: String,
+    /// Appended by the host to the endpoint's base URL.
+    pub path: String,
+    pub cooldown_minutes: u64,
+    pub timeout_ms: u32,
+    pub confident_no: f64,
+    pub max_tokens: u32,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -35,6 +50,7 @@ pub struct ReviewConfig {
     pub timeout_minutes: u64,
     pub gate: GateKind,
     pub jev: JevConfig,
+    pub openai: OpenAiConfig,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -122,6 +138,12 @@ impl Config {
                 message: "a soft limit needs a larger shadow.hardLimitChars and a shadow.frugalModel".into(),
             });
         }
+        if config.review.openai.model.trim().is_empty() {
+            return Err(ConfigError {
+                key: "review.openai.model".into(),
+                message: "must name the model the openai gate asks, e.g. \"gpt-4o-mini\"".into(),
+            });
+        }
         if config.curator.archive_days <= config.curator.stale_days {
             return Err(ConfigError {
                 key: "curator.archiveDays".into(),
@@ -162,12 +184,20 @@ impl Config {
             "review.gate" => match r.gate {
                 GateKind::Counters => "counters",
                 GateKind::Jev => "jev",
+                GateKind::OpenAi => "openai",
             }
             .into(),
             "review.jev.endpoint" => r.jev.endpoint.clone().into(),
             "review.jev.cooldownMinutes" => r.jev.cooldown_minutes.into(),
             "review.jev.timeoutMs" => r.jev.timeout_ms.into(),
             "review.jev.confidentNo" => r.jev.confident_no.into(),
+            "review.openai.endpoint" => r.openai.endpoint.clone().into(),
+            "review.openai.model" => r.openai.model.clone().into(),
+            "review.openai.path" => r.openai.path.clone().into(),
+            "review.openai.cooldownMinutes" => r.openai.cooldown_minutes.into(),
+            "review.openai.timeoutMs" => r.openai.timeout_ms.into(),
+            "review.openai.confidentNo" => r.openai.confident_no.into(),
+            "review.openai.maxTokens" => r.openai.max_tokens.into(),
             "reviewLoop.provider" => self.review_loop.provider.clone().into(),
             "reviewLoop.reviewerTimeoutMinutes" => self.review_loop.reviewer_timeout_minutes.into(),
             "reviewLoop.falsifierTimeoutMinutes" => self.review_loop.falsifier_timeout_minutes.into(),

@@ -2,7 +2,9 @@
 //! type and bound checks naming the key, and the nested JSON of the effective config.
 
 use super::keys::{DefaultValue, KEYS, KeySpec, Kind};
-use super::{Config, CuratorConfig, GateKind, JevConfig, Limits, ReviewConfig, ReviewLoopConfig, ShadowConfig};
+use super::{
+    Config, CuratorConfig, GateKind, JevConfig, Limits, OpenAiConfig, ReviewConfig, ReviewLoopConfig, ShadowConfig,
+};
 use crate::api::ConfigError;
 use serde_json::{Map, Value};
 
@@ -47,12 +49,25 @@ impl Resolved {
                 cooldown_minutes: self.uint("review.cooldownMinutes"),
                 max_per_session: self.uint("review.maxPerSession"),
                 timeout_minutes: self.uint("review.timeoutMinutes"),
-                gate: if self.str("review.gate") == "jev" { GateKind::Jev } else { GateKind::Counters },
+                gate: match self.str("review.gate").as_str() {
+                    "jev" => GateKind::Jev,
+                    "openai" => GateKind::OpenAi,
+                    _ => GateKind::Counters,
+                },
                 jev: JevConfig {
                     endpoint: self.str("review.jev.endpoint"),
                     cooldown_minutes: self.uint("review.jev.cooldownMinutes"),
                     timeout_ms: u32::try_from(self.uint("review.jev.timeoutMs")).unwrap_or(u32::MAX),
                     confident_no: self.float("review.jev.confidentNo"),
+                },
+                openai: OpenAiConfig {
+                    endpoint: self.str("review.openai.endpoint"),
+                    model: self.str("review.openai.model"),
+                    path: self.str("review.openai.path"),
+                    cooldown_minutes: self.uint("review.openai.cooldownMinutes"),
+                    timeout_ms: u32::try_from(self.uint("review.openai.timeoutMs")).unwrap_or(u32::MAX),
+                    confident_no: self.float("review.openai.confidentNo"),
+                    max_tokens: u32::try_from(self.uint("review.openai.maxTokens")).unwrap_or(u32::MAX),
                 },
             },
             review_loop: ReviewLoopConfig {
@@ -183,11 +198,28 @@ pub(super) fn check(spec: &KeySpec, value: &Value) -> Result<Value, String> {
             }
             _ => Err(format!("expected a name of 1–64 characters from a-z A-Z 0-9 - _ ., found {}", describe(value))),
         },
+        Kind::HttpPath => match value.as_str() {
+            Some(s) if is_http_path(s) => Ok(Value::from(s)),
+            _ => Err(format!(
+                "expected a plain absolute path of at most 200 characters such as /chat/completions (no `..`, `#`, `@`, `\\`, spaces), found {}",
+                describe(value)
+            )),
+        },
         Kind::Text(max) => match value.as_str() {
             Some(s) if s.chars().count() <= max && !s.chars().any(char::is_control) => Ok(Value::from(s)),
             _ => Err(format!("expected text of at most {max} characters, found {}", describe(value))),
         },
     }
+}
+
+/// A path the host appends to an endpoint's base URL: it cannot leave that URL (the host checks
+/// the same, so a bad one fails here, at init, naming the key, not on every gate call).
+fn is_http_path(s: &str) -> bool {
+    s.starts_with('/')
+        && !s.starts_with("//")
+        && s.len() <= 200
+        && !s.contains("..")
+        && !s.chars().any(|c| "#@\\".contains(c) || c.is_whitespace() || c.is_control())
 }
 
 fn default_value(default: DefaultValue) -> Value {

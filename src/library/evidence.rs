@@ -24,8 +24,10 @@ pub const FLAG_MIN_LOADS: u64 = 3;
 /// ...and at least this share of those loads was followed by a correction.
 pub const FLAG_CORRECTED_SHARE: f64 = 1.0 / 3.0;
 
-#[derive(Debug, Default)]
-struct Turns {
+/// One session's memory of loads; persisted with the session's state (`schedule::sessions`).
+#[derive(Debug, Default, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Turns {
     /// Skills loaded in the turn in progress.
     current: BTreeSet<String>,
     /// Skills the last completed turn loaded: the user's next message may correct them.
@@ -41,6 +43,16 @@ pub struct Sessions {
 const MAX_SESSIONS: usize = 10_000;
 
 impl Sessions {
+    /// Takes a session's memory out (to persist it); it starts empty here again.
+    pub fn take(&mut self, session: &str) -> Turns {
+        self.sessions.remove(session).unwrap_or_default()
+    }
+
+    /// Puts a session's memory back (as loaded from its state file).
+    pub fn put(&mut self, session: &str, turns: Turns) {
+        self.sessions.insert(session.to_string(), turns);
+    }
+
     /// A load in the turn in progress; says whether it is the turn's first of that skill (a
     /// turn counts once per skill, for its loads and for what followed).
     pub fn loaded(&mut self, session: &str, skill: &str) -> bool {

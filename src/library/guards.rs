@@ -17,6 +17,20 @@ impl ReadRegistry {
         self.reads.get(&(session.to_string(), agent.to_string())).is_some_and(|s| s.contains(skill))
     }
 
+    /// Takes one session's reads out, by agent (to persist them); the session starts empty here.
+    pub fn take_session(&mut self, session: &str) -> std::collections::BTreeMap<String, BTreeSet<String>> {
+        let agents: Vec<(String, String)> = self.reads.keys().filter(|(s, _)| s == session).cloned().collect();
+        agents.into_iter().filter_map(|key| self.reads.remove(&key).map(|skills| (key.1, skills))).collect()
+    }
+
+    /// Puts a session's reads back (as loaded from its state file), replacing what was here.
+    pub fn put_session(&mut self, session: &str, reads: std::collections::BTreeMap<String, BTreeSet<String>>) {
+        self.reads.retain(|(s, _), _| s != session);
+        for (agent, skills) in reads {
+            self.reads.insert((session.to_string(), agent), skills);
+        }
+    }
+
     /// Skills this agent has read, for error details.
     pub fn read_by(&self, session: &str, agent: &str) -> Vec<String> {
         self.reads

@@ -2,7 +2,7 @@
 //! assistant message (each at most 3,000 characters), the number of tool results since the
 //! last review, the skills loaded in the turn and the turn index. Tool output never enters it.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
 pub const MAX_TEXT_CHARS: usize = 3_000;
@@ -18,7 +18,8 @@ pub struct Digest {
 }
 
 /// What a session has seen since its last review, kept small.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
 pub struct DigestBuffer {
     last_user: String,
     last_assistant: String,
@@ -30,12 +31,12 @@ impl DigestBuffer {
     /// Only messages a person typed count; injected ones are ignored.
     pub fn user_message(&mut self, text: &str, human: bool) {
         if human {
-            self.last_user = truncate(text, MAX_TEXT_CHARS);
+            self.last_user = kept(text);
         }
     }
 
     pub fn assistant_message(&mut self, text: &str) {
-        self.last_assistant = truncate(text, MAX_TEXT_CHARS);
+        self.last_assistant = kept(text);
     }
 
     /// Counts the result; remembers a loaded skill's name. The output itself is dropped here.
@@ -70,6 +71,14 @@ impl DigestBuffer {
     pub fn reset_since_review(&mut self) {
         self.tool_results = 0;
     }
+}
+
+/// A message as the digest keeps it: cut to `MAX_TEXT_CHARS`, credentials redacted. The digest
+/// is sent to the gate and kept in the session's state file, so a key a person pasted into the
+/// conversation reaches neither.
+fn kept(text: &str) -> String {
+    let cut = truncate(text, MAX_TEXT_CHARS);
+    crate::library::scan::redact_secrets(&cut).unwrap_or(cut)
 }
 
 /// At most `max` characters, cut on a character boundary, marked when cut.
@@ -108,6 +117,20 @@ mod tests {
         assert!(d.snapshot(5).skills_loaded.is_empty());
         d.reset_since_review();
         assert_eq!(d.snapshot(5).tool_results_since_review, 0);
+    }
+
+    #[test]
+    fn a_pasted_credential_never_enters_the_digest() {
+        let key = &["ghp_", "Z7QX3M2K9LPT4WNBZ7QX3M2K9LPT4WNB1234"].concat();
+        let mut d = DigestBuffer::default();
+        d.user_message(&format!("use my token {key} for the push"), true);
+        d.assistant_message(&format!("pushed with {key}"));
+        let snap = d.snapshot(1);
+        for text in [&snap.last_user_message, &snap.last_assistant_message] {
+            assert!(!text.contains(key), "{text}");
+            assert!(text.contains("[redacted:"), "{text}");
+        }
+        assert!(snap.last_user_message.starts_with("use my token "), "the rest of the message is kept");
     }
 
     #[test]

@@ -3,10 +3,12 @@
 //! and the forked reviewer child's lifecycle (start, narrow, time out, end).
 
 use crate::api::{ActivationResult, CallContext, Decision, ToolEvent, TurnStatus};
-use crate::config::{Config, GateKind};
+use crate::config::Config;
 use crate::host::{Host, Level, Root, SubagentSpec};
 use crate::schedule::digest::{DigestBuffer, truncate};
 use crate::schedule::gate::{self, Breaker, Verdict};
+use crate::schedule::sessions;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::collections::BTreeMap;
 
@@ -16,14 +18,18 @@ pub const OVERRIDE_PATH: &str = "review.json";
 pub const CHILD_TOOLS: [&str; 2] = ["skill", "skill_manage"];
 const MINUTE_MS: u64 = 60_000;
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct InFlight {
     pub id: String,
     pub started_ms: u64,
     pub turn: u64,
 }
 
-#[derive(Debug, Default)]
+/// One session's review state; persisted whole in `sessions/` (see `sessions.rs`), so its
+/// fields are the file's shape (unknown fields are ignored, missing ones default).
+#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
 pub struct SessionState {
     /// Completed top-level turns, ever (the turn index).
     pub turn: u64,
@@ -42,10 +48,14 @@ pub struct SessionState {
 #[derive(Default)]
 pub struct Scheduler {
     pub sessions: BTreeMap<String, SessionState>,
+    /// The breaker as the last gate call left it (for `status`); the shared one is in the
+    /// state root (`sessions::breaker_before`/`after`).
     pub breaker: Breaker,
+    /// The breaker without a state root: this process's.
+    pub(crate) breaker_memory: sessions::StoredBreaker,
     /// From review.json; wins over `review.enabled`.
     pub enabled_override: Option<bool>,
-    /// The jev gate is configured and the host can serve it.
+    /// A model gate (jev or openai) is configured and the host can serve it.
     pub gate_active: bool,
 }
 
@@ -191,9 +201,12 @@ impl Scheduler {
             return skip(format!("a review is already in flight ({})", flight.id));
         }
         let mut out = Vec::new();
-        if !forced && r.gate == GateKind::Jev && self.gate_active {
+        if !forced
+            && self.gate_active
+            && let Some(model) = gate::ModelGate::of(r)
+        {
             let digest = state.digest.snapshot(turn);
-            let in_window = state.last_gate_ms.is_some_and(|last| now < last + r.jev.cooldown_minutes * MINUTE_MS);
+            let in_window = state.last_gate_ms.is_some_and(|last| now < last + model.cooldown_minutes() * MINUTE_MS);
             let (verdict, record) = if in_window {
                 let record = gate::GateRecord {
                     at: crate::time::iso(now),
@@ -201,18 +214,25 @@ impl Scheduler {
                     turn,
                     decision: "review",
                     source: "counters",
-                    reason: "fallback: gate cooldown (one call per session per jev.cooldownMinutes)".into(),
+                    reason: format!(
+                        "fallback: gate cooldown (one call per session per {}.cooldownMinutes)",
+                        model.source()
+                    ),
                     choice: None,
                     confidence: None,
                     probability: None,
                     tool_calls: digest.tool_results_since_review,
                     latency_ms: 0,
-                    threshold: r.jev.confident_no,
+                    threshold: model.confident_no(),
                 };
                 (Verdict::Review, record)
             } else {
                 state.last_gate_ms = Some(now);
-                gate::ask(host, &r.jev, &mut self.breaker, session, &digest)
+                let before = sessions::breaker_before(host, &self.breaker_memory, now);
+                self.breaker = before.clone();
+                let asked = gate::ask(host, model, &mut self.breaker, session, &digest);
+                sessions::breaker_after(host, &mut self.breaker_memory, &before, &self.breaker, now);
+                asked
             };
             gate::append(host, &record);
             let mut line = serde_json::to_value(&record).unwrap_or_default();
@@ -314,6 +334,11 @@ impl Scheduler {
         out
     }
 
+    /// Reads the shared breaker (another process may have opened it), for `status`.
+    pub fn refresh_breaker(&mut self, host: &impl Host) {
+        self.breaker = sessions::breaker_before(host, &self.breaker_memory, host.now_ms());
+    }
+
     /// `/skills review status` as JSON.
     pub fn status(&self, config: &Config, session: &str, now: u64) -> serde_json::Value {
         let r = &config.review;
@@ -321,11 +346,11 @@ impl Scheduler {
         json!({
             "enabled": self.enabled(config),
             "override": self.enabled_override,
-            "gate": match (r.gate, self.gate_active, self.breaker.open) {
-                (GateKind::Counters, _, _) => "counters",
-                (GateKind::Jev, false, _) => "counters (jev unavailable)",
-                (GateKind::Jev, true, true) => "jev (circuit open: falling back to counters)",
-                (GateKind::Jev, true, false) => "jev",
+            "gate": match (gate::ModelGate::of(r), self.gate_active, self.breaker.open) {
+                (None, _, _) => "counters".to_string(),
+                (Some(model), false, _) => format!("counters ({} unavailable)", model.source()),
+                (Some(model), true, true) => format!("{} (circuit open: falling back to counters)", model.source()),
+                (Some(model), true, false) => model.source().to_string(),
             },
             "session": session,
             "turn": s.map_or(0, |s| s.turn),

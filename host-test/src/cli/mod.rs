@@ -7,6 +7,7 @@ pub mod home;
 pub mod input;
 mod inspect;
 pub mod replay;
+mod tool;
 
 use crate::{Clock, HostConfig, Plugin};
 use anyhow::{Context, Result, bail};
@@ -86,6 +87,10 @@ enum Command {
         /// (default 1767225600000, 2026-01-01T00:00:00Z, for reproducible output).
         #[arg(long)]
         start: Option<String>,
+        /// Start a fresh plugin instance before every event, as a process per event would
+        /// (hooks); the decisions must not change.
+        #[arg(long)]
+        restart_each_event: bool,
     },
     /// Serve the skill library as an MCP server over stdio: the `skill_manage` tool (every write
     /// guarded) and the skills through the MCP Skills Extension. Add it to an agent as a command.
@@ -101,6 +106,53 @@ enum Command {
         /// The session id the plugin sees (default: one per server process).
         #[arg(long)]
         session: Option<String>,
+        /// Serve a live reviewer: session and identity from SELF_EVOLVE_SESSION and
+        /// SELF_EVOLVE_ACTIVATION (set by the `command` reviewer provider); calls are a subagent's.
+        #[arg(long, conflicts_with = "session")]
+        as_reviewer: bool,
+    },
+    /// Handle one Claude Code hook event (JSON on stdin): a prompt, a tool result, a turn's end.
+    /// Prints nothing unless `hook.systemMessage` is set in host.json; always exits 0.
+    Hook {
+        /// The home holding skills/, self-evolve/, config.json and host.json
+        /// (default $SELF_EVOLVE_HOME or ~/.dsh).
+        #[arg(long)]
+        home: Option<PathBuf>,
+    },
+    /// Handle events in the replay line format (one JSON object per line on stdin), on the system
+    /// clock; prints each decision as a JSON line. For harnesses that are not Claude Code.
+    Event {
+        #[arg(long)]
+        home: Option<PathBuf>,
+        /// The session's working folder (its project); default the current folder.
+        #[arg(long)]
+        cwd: Option<PathBuf>,
+    },
+    /// Perform one tool call (e.g. `skill_manage '{"action":"view","name":"pdf"}'`) in a session,
+    /// through every guard; prints the tool's JSON answer (exit 1 when it refused). A reviewer
+    /// started by the `command` provider finds its session and identity in SELF_EVOLVE_* variables.
+    Tool {
+        name: String,
+        /// The arguments object, as JSON.
+        args: String,
+        #[arg(long, env = "SELF_EVOLVE_HOME")]
+        home: Option<PathBuf>,
+        #[arg(long, env = "SELF_EVOLVE_SESSION")]
+        session: String,
+        /// The calling agent (default `main`, or the reviewer's activation id).
+        #[arg(long, env = "SELF_EVOLVE_AGENT")]
+        agent: Option<String>,
+        /// The working folder (default SELF_EVOLVE_CWD, else the current folder).
+        #[arg(long, env = "SELF_EVOLVE_CWD")]
+        cwd: Option<PathBuf>,
+    },
+    /// Runs one live reviewer to completion (started detached by the reviewer provider).
+    #[command(hide = true)]
+    ReviewerRun {
+        #[arg(long)]
+        home: PathBuf,
+        #[arg(long)]
+        id: String,
     },
     /// Print configuration.
     Config {
@@ -134,9 +186,37 @@ fn run(cli: Cli) -> Result<ExitCode> {
     let wasm = crate::component::Source::choose(cli.wasm);
     match cli.command {
         Command::Inspect { init, home } => inspect::run(&wasm, init, &home.unwrap_or_else(home::default_home)),
-        Command::Mcp { home, project, session } => {
+        Command::Mcp { home, project, session, as_reviewer } => {
             let home = home.unwrap_or_else(home::default_home);
-            crate::mcp::run(crate::mcp::Options { home, project, session, wasm })?;
+            crate::mcp::run(crate::mcp::Options { home, project, session, as_reviewer, wasm })?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Hook { home } => {
+            crate::live::hook::main(&home.unwrap_or_else(home::default_home), &wasm);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Event { home, cwd } => {
+            let home = home.unwrap_or_else(home::default_home);
+            let cwd = match cwd {
+                Some(cwd) => cwd,
+                None => std::env::current_dir().context("the working directory")?,
+            };
+            let stdin = std::io::stdin();
+            let stdout = std::io::stdout();
+            let mut out = stdout.lock();
+            let ok = crate::live::event::run(&home, &wasm, &cwd.to_string_lossy(), stdin.lock(), &mut out)?;
+            Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(2) })
+        }
+        Command::Tool { name, args, home, session, agent, cwd } => {
+            let home = home.unwrap_or_else(home::default_home);
+            let cwd = match cwd {
+                Some(cwd) => cwd,
+                None => std::env::current_dir().context("the working directory")?,
+            };
+            tool::run(&home, &wasm, tool::Call { name, args, session, agent, cwd })
+        }
+        Command::ReviewerRun { home, id } => {
+            crate::live::supervise::run(&home, &id, &wasm)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Config { defaults } => {
@@ -197,7 +277,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Replay { file, home, json, gate, gate_key_env, gate_replies, start } => {
+        Command::Replay { file, home, json, gate, gate_key_env, gate_replies, start, restart_each_event } => {
             use replay;
             let events = replay::read_events(&file)?;
             // Kept alive for the whole replay; stops when dropped.
@@ -228,6 +308,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 json,
                 wasm: wasm.clone(),
                 gate: gate.map(|g| (g, gate_key_env)),
+                restart: restart_each_event,
             };
             let stdout = std::io::stdout();
             let mut out = std::io::BufWriter::new(stdout.lock());

@@ -313,6 +313,9 @@ pub struct Options {
     pub wasm: crate::component::Source,
     /// The `gate` endpoint's URL and the variable holding its credential, if any.
     pub gate: Option<(String, Option<String>)>,
+    /// Start a fresh instance before every event, as a process per event (hooks) would: the
+    /// decisions must be the same as without (session state lives in the state root).
+    pub restart: bool,
 }
 
 /// What a replay did, for the closing summary and tests.
@@ -322,7 +325,7 @@ pub struct Summary {
     pub decisions: Vec<Value>,
 }
 
-fn context(session: &str, origin: &str, depth: u32) -> CallContext {
+pub fn context(session: &str, origin: &str, depth: u32) -> CallContext {
     CallContext {
         session: session.to_string(),
         agent: "main".to_string(),
@@ -370,6 +373,9 @@ pub fn replay(events: &[Event], options: &Options, out: &mut impl Write) -> Resu
         }
         let t = event.t();
         clock.set(base.saturating_add(t));
+        if options.restart && i > 0 {
+            plugin.restart()?;
+        }
         let mut decisions = plugin.tick()?;
         decisions.extend(plugin.pump_activations()?);
         match event {

@@ -29,6 +29,10 @@ pub struct Options {
     /// The plugin's session id for every call; default `mcp-<pid>-<start ms>` (one stdio
     /// connection per process).
     pub session: Option<String>,
+    /// Serve a live reviewer (`claude -p` started by the `command` provider): the session and
+    /// the reviewer's identity come from SELF_EVOLVE_SESSION and SELF_EVOLVE_ACTIVATION, and
+    /// every call is made as that subagent.
+    pub as_reviewer: bool,
     pub wasm: crate::component::Source,
 }
 
@@ -61,7 +65,19 @@ pub fn run(options: Options) -> Result<()> {
         Some(project) => crate::caps::fs::roots::real_path(project),
         None => std::env::current_dir().context("the working directory")?,
     };
-    let session = options.session.clone().unwrap_or_else(|| format!("mcp-{}-{started}", std::process::id()));
+    let reviewer = match options.as_reviewer {
+        false => None,
+        true => {
+            let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+            let session = var("SELF_EVOLVE_SESSION").context("--as-reviewer needs SELF_EVOLVE_SESSION")?;
+            let activation = var("SELF_EVOLVE_ACTIVATION").context("--as-reviewer needs SELF_EVOLVE_ACTIVATION")?;
+            Some((session, activation))
+        }
+    };
+    let session = match &reviewer {
+        Some((session, _)) => session.clone(),
+        None => options.session.clone().unwrap_or_else(|| format!("mcp-{}-{started}", std::process::id())),
+    };
     let config_json = home::operator_config(&options.home)?;
     let bytes = options.wasm.bytes()?.into_owned();
     let fs = fs_config(&options.home, options.project.as_deref().map(|_| cwd.as_path()), &session);
@@ -82,9 +98,9 @@ pub fn run(options: Options) -> Result<()> {
     let tool = Tool::new(spec.name, spec.description, Arc::new(schema));
     let ctx = CallContext {
         session,
-        agent: "main".to_string(),
-        origin: Origin::User,
-        depth: 0,
+        agent: reviewer.as_ref().map_or_else(|| "main".to_string(), |(_, activation)| activation.clone()),
+        origin: if reviewer.is_some() { Origin::Subagent } else { Origin::User },
+        depth: u32::from(reviewer.is_some()),
         cwd: cwd.to_string_lossy().into_owned(),
     };
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;

@@ -1,0 +1,46 @@
+//! `self-evolve tool NAME ARGS`: one tool call in a session, through the real component and every
+//! guard. A reviewer run by the `command` provider uses it for its writes: its session, identity
+//! and home arrive in `SELF_EVOLVE_*` variables, and a call as a reviewer (`SELF_EVOLVE_ACTIVATION`
+//! equal to the agent) is made as a subagent, one level down.
+
+use crate::component::Source;
+use crate::plugin::{CallContext, Origin};
+use anyhow::Result;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+pub struct Call {
+    pub name: String,
+    pub args: String,
+    pub session: String,
+    pub agent: Option<String>,
+    pub cwd: PathBuf,
+}
+
+pub fn run(home: &Path, wasm: &Source, call: Call) -> Result<ExitCode> {
+    let activation = std::env::var("SELF_EVOLVE_ACTIVATION").ok().filter(|a| !a.is_empty());
+    let agent = call.agent.unwrap_or_else(|| "main".to_string());
+    let reviewer = activation.as_deref() == Some(agent.as_str());
+    let ctx = CallContext {
+        session: call.session,
+        agent,
+        origin: if reviewer { Origin::Subagent } else { Origin::User },
+        depth: u32::from(reviewer),
+        cwd: call.cwd.to_string_lossy().into_owned(),
+    };
+    let mut live = crate::live::open(home, wasm)?;
+    let answer = live.plugin.tools_call(&ctx, &call.name, &call.args)?;
+    let line =
+        crate::lines::tool(&ctx.session, &ctx.agent, &call.name, answer.is_ok(), answer.as_ref().unwrap_or_else(|e| e));
+    live.record("tool", &[line]);
+    match answer {
+        Ok(text) => {
+            crate::say!("{text}");
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(text) => {
+            crate::say!("{text}");
+            Ok(ExitCode::FAILURE)
+        }
+    }
+}

@@ -1,0 +1,314 @@
+//! `self-evolve hook`: one Claude Code hook event (JSON on stdin) mapped to the plugin's events,
+//! in a process of its own. `UserPromptSubmit` is a person's message; `PostToolUse` (and
+//! `PostToolUseFailure`) a tool result, where a `Skill` use or a `Read` of a `SKILL.md` in the
+//! library registers the read; `Stop` the assistant's last message and a completed turn (not
+//! when Claude Code continues because a stop hook asked it to); `SubagentStop`, `SessionEnd` and
+//! the rest only give the plugin its tick. It never blocks the agent: it prints nothing unless
+//! configured, always exits 0, and answers within `hook.budgetMs`.
+
+use crate::cli::home;
+use crate::component::Source;
+use crate::plugin::{CallContext, Origin, ToolEvent, TurnStatus};
+use anyhow::{Context, Result, bail};
+use serde_json::Value;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// A hook event larger than this is not read (tool responses can be large; the plugin never
+/// needs more than `MAX_EVENT_TEXT_BYTES` of one).
+pub const MAX_INPUT_BYTES: u64 = 16 << 20;
+/// Tool arguments and output passed on are clipped to this (the plugin keeps no output).
+const MAX_FIELD_BYTES: usize = 64 << 10;
+
+/// What one hook event asks of the plugin.
+#[derive(Debug, Clone)]
+pub enum Action {
+    User(String),
+    Assistant(String),
+    Tool(ToolEvent),
+    TurnEnd,
+}
+
+/// The fields of a hook event the mapping reads.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HookEvent {
+    pub session: String,
+    pub cwd: String,
+    pub transcript: Option<String>,
+    pub name: String,
+    pub raw: Value,
+}
+
+pub fn parse(bytes: &[u8]) -> Result<HookEvent> {
+    let raw: Value = serde_json::from_slice(bytes).context("the hook event on stdin is not JSON")?;
+    let text = |key: &str| raw.get(key).and_then(Value::as_str).map(str::to_string);
+    let session = text("session_id").filter(|s| !s.is_empty()).context("the hook event has no `session_id`")?;
+    let name = text("hook_event_name").context("the hook event has no `hook_event_name`")?;
+    if session.len() > 256 {
+        bail!("`session_id` is over 256 bytes");
+    }
+    Ok(HookEvent {
+        session,
+        cwd: text("cwd").unwrap_or_default(),
+        transcript: text("transcript_path").filter(|p| !p.is_empty()),
+        name,
+        raw,
+    })
+}
+
+/// Where the library's skills live for this event: the user's folder and the project's.
+pub struct SkillRoots {
+    pub folders: Vec<PathBuf>,
+}
+
+impl SkillRoots {
+    pub fn for_event(home: &Path, cwd: &str) -> SkillRoots {
+        let mut folders = vec![home::user_skills(home)];
+        let project = Path::new(cwd).ancestors().find(|d| d.join(".git").exists() || d.join(".dsh").is_dir());
+        if let Some(project) = project {
+            folders.push(project.join(".dsh/skills"));
+        }
+        SkillRoots { folders: folders.into_iter().map(|f| std::fs::canonicalize(&f).unwrap_or(f)).collect() }
+    }
+
+    /// The skill a `SKILL.md` path names, when it is one of the library's (`<root>/<name>/SKILL.md`).
+    fn skill_of(&self, file: &str) -> Option<String> {
+        let path = Path::new(file);
+        if path.file_name()? != "SKILL.md" {
+            return None;
+        }
+        let folder = path.parent()?;
+        let root = std::fs::canonicalize(folder.parent()?).ok()?;
+        self.folders.contains(&root).then(|| folder.file_name()?.to_str().map(str::to_string)).flatten()
+    }
+}
+
+fn clip(text: String) -> String {
+    if text.len() <= MAX_FIELD_BYTES {
+        return text;
+    }
+    let mut cut = MAX_FIELD_BYTES;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    text[..cut].to_string()
+}
+
+/// The plugin events a hook event maps to (pure, so every case is tested without a process).
+pub fn actions(event: &HookEvent, roots: &SkillRoots) -> Vec<Action> {
+    let raw = &event.raw;
+    match event.name.as_str() {
+        "UserPromptSubmit" => match raw["prompt"].as_str() {
+            Some(prompt) => vec![Action::User(prompt.to_string())],
+            None => Vec::new(),
+        },
+        "PostToolUse" | "PostToolUseFailure" => {
+            let ok = event.name == "PostToolUse";
+            let tool = raw["tool_name"].as_str().unwrap_or("unknown");
+            let input = &raw["tool_input"];
+            let loaded = match tool {
+                "Skill" => ["skill", "command", "name"].iter().find_map(|k| input[*k].as_str().map(str::to_string)),
+                "Read" => input["file_path"].as_str().and_then(|f| roots.skill_of(f)),
+                _ => None,
+            };
+            let event = match loaded {
+                // A skill loaded: the plugin's `skill` tool event registers the read.
+                Some(name) => ToolEvent {
+                    tool: "skill".into(),
+                    args_json: serde_json::json!({"name": name}).to_string(),
+                    ok,
+                    output: String::new(),
+                },
+                None => ToolEvent {
+                    tool: tool.to_string(),
+                    args_json: clip(input.to_string()),
+                    ok,
+                    output: clip(match &raw["tool_response"] {
+                        Value::String(s) => s.clone(),
+                        Value::Null => raw["error"].as_str().unwrap_or("").to_string(),
+                        other => other.to_string(),
+                    }),
+                },
+            };
+            vec![Action::Tool(event)]
+        }
+        // Claude Code continuing because a stop hook said so ends the same turn again.
+        "Stop" if raw["stop_hook_active"] == true => Vec::new(),
+        "Stop" => {
+            let said = raw["last_assistant_message"].as_str().map(str::to_string).or_else(|| {
+                event.transcript.as_deref().and_then(|t| super::transcript::last_assistant_text(Path::new(t)))
+            });
+            let mut out: Vec<Action> = said.into_iter().map(Action::Assistant).collect();
+            out.push(Action::TurnEnd);
+            out
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// What a hook process printed and decided.
+pub struct Outcome {
+    pub stdout: String,
+    pub decisions: Vec<String>,
+}
+
+/// Handles one event end to end: the plugin's events, its tick, the log.
+pub fn handle(home: &Path, wasm: &Source, bytes: &[u8]) -> Result<Outcome> {
+    let event = parse(bytes)?;
+    let mut live = super::open(home, wasm)?;
+    if let Ok(mut provider) = live.provider.lock() {
+        provider.note_session(&event.session, &event.cwd, event.transcript.as_deref());
+    }
+    let ctx = CallContext {
+        session: event.session.clone(),
+        agent: "main".into(),
+        origin: Origin::User,
+        depth: 0,
+        cwd: event.cwd.clone(),
+    };
+    let mut decisions = live.plugin.tick()?;
+    for action in actions(&event, &SkillRoots::for_event(home, &event.cwd)) {
+        let more = match action {
+            Action::User(text) => live.plugin.user_message(&ctx, crate::plugin::clip_event_text(&text), true)?,
+            Action::Assistant(text) => live.plugin.assistant_message(&ctx, crate::plugin::clip_event_text(&text))?,
+            Action::Tool(tool) => live.plugin.tool_result(&ctx, &tool)?,
+            Action::TurnEnd => live.plugin.turn_end(&ctx, TurnStatus::Completed)?,
+        };
+        decisions.extend(more);
+    }
+    decisions.extend(live.plugin.pump_activations()?);
+    live.record(&format!("hook {}", event.name), &decisions);
+    let started = decisions
+        .iter()
+        .filter_map(|d| serde_json::from_str::<Value>(d).ok())
+        .find(|d| d["kind"] == "review" && d["action"] == "start");
+    let stdout = match started {
+        Some(d) if live.host_file.hook.system_message => serde_json::json!({
+            "systemMessage": format!("self-evolve: background skill review started ({})", d["activation"].as_str().unwrap_or("?"))
+        })
+        .to_string(),
+        _ => String::new(),
+    };
+    Ok(Outcome { stdout, decisions })
+}
+
+/// `self-evolve hook`: reads stdin, handles it within the budget, exits 0 whatever happens.
+pub fn main(home: &Path, wasm: &Source) {
+    let budget = super::config::HostFile::load(home).map(|f| f.hook.budget).unwrap_or_default();
+    let budget = if budget.is_zero() { std::time::Duration::from_secs(10) } else { budget };
+    let watchdog_home = home.to_path_buf();
+    std::thread::spawn(move || {
+        std::thread::sleep(budget);
+        let line = serde_json::json!({"source": "hook", "level": "warn", "log": format!("the hook ran past its {} ms budget and stopped", budget.as_millis())});
+        super::append_log(&watchdog_home, &format!("{line}\n"));
+        std::process::exit(0);
+    });
+    let mut bytes = Vec::new();
+    let read = std::io::stdin().lock().take(MAX_INPUT_BYTES + 1).read_to_end(&mut bytes);
+    let outcome = match read {
+        Err(err) => Err(anyhow::anyhow!("reading the hook event: {err}")),
+        Ok(_) if bytes.len() as u64 > MAX_INPUT_BYTES => {
+            Err(anyhow::anyhow!("the hook event is over {MAX_INPUT_BYTES} bytes; ignored"))
+        }
+        Ok(_) => handle(home, wasm, &bytes),
+    };
+    match outcome {
+        Ok(outcome) if !outcome.stdout.is_empty() => crate::say!("{}", outcome.stdout),
+        Ok(_) => {}
+        Err(err) => {
+            let line = serde_json::json!({"source": "hook", "level": "error", "log": format!("{err:#}")});
+            super::append_log(home, &format!("{line}\n"));
+            eprintln!("self-evolve hook: {err:#}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn event(raw: Value) -> HookEvent {
+        parse(raw.to_string().as_bytes()).unwrap()
+    }
+
+    fn roots(home: &Path) -> SkillRoots {
+        SkillRoots::for_event(home, "/nonexistent-cwd")
+    }
+
+    #[test]
+    fn maps_each_hook_event_to_the_plugins() {
+        let home = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(home.path().join("skills/pnpm-usage")).unwrap();
+        let base = json!({"session_id": "s1", "cwd": "/nonexistent-cwd", "transcript_path": ""});
+        let with = |extra: Value| {
+            let mut v = base.clone();
+            v.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+            event(v)
+        };
+        let r = roots(home.path());
+        let prompt = actions(&with(json!({"hook_event_name": "UserPromptSubmit", "prompt": "use pnpm"})), &r);
+        assert!(matches!(&prompt[..], [Action::User(t)] if t == "use pnpm"));
+
+        let skill = actions(
+            &with(
+                json!({"hook_event_name": "PostToolUse", "tool_name": "Skill", "tool_input": {"skill": "pnpm-usage"}}),
+            ),
+            &r,
+        );
+        match &skill[..] {
+            [Action::Tool(t)] => {
+                assert_eq!((t.tool.as_str(), t.args_json.as_str()), ("skill", r#"{"name":"pnpm-usage"}"#))
+            }
+            other => panic!("{other:?}"),
+        }
+        let file = home.path().join("skills/pnpm-usage/SKILL.md");
+        let read = actions(
+            &with(json!({"hook_event_name": "PostToolUse", "tool_name": "Read", "tool_input": {"file_path": file}})),
+            &r,
+        );
+        assert!(matches!(&read[..], [Action::Tool(t)] if t.tool == "skill" && t.args_json.contains("pnpm-usage")));
+        // A SKILL.md outside the library is an ordinary read.
+        let elsewhere = actions(
+            &with(
+                json!({"hook_event_name": "PostToolUse", "tool_name": "Read", "tool_input": {"file_path": "/tmp/x/SKILL.md"}}),
+            ),
+            &r,
+        );
+        assert!(matches!(&elsewhere[..], [Action::Tool(t)] if t.tool == "Read"));
+        let failed = actions(
+            &with(
+                json!({"hook_event_name": "PostToolUseFailure", "tool_name": "Bash", "tool_input": {"command": "x"}, "error": "boom"}),
+            ),
+            &r,
+        );
+        assert!(matches!(&failed[..], [Action::Tool(t)] if !t.ok && t.output == "boom"));
+
+        let stop = actions(&with(json!({"hook_event_name": "Stop", "last_assistant_message": "done"})), &r);
+        assert!(matches!(&stop[..], [Action::Assistant(t), Action::TurnEnd] if t == "done"));
+        assert!(actions(&with(json!({"hook_event_name": "Stop", "stop_hook_active": true})), &r).is_empty());
+        for name in ["SubagentStop", "SessionEnd", "SessionStart", "PreToolUse", "Notification"] {
+            assert!(actions(&with(json!({"hook_event_name": name})), &r).is_empty(), "{name}");
+        }
+    }
+
+    #[test]
+    fn refuses_events_it_cannot_place() {
+        for (bad, needle) in [
+            (json!({"hook_event_name": "Stop"}), "session_id"),
+            (json!({"session_id": "s1"}), "hook_event_name"),
+            (json!({"session_id": "x".repeat(300), "hook_event_name": "Stop"}), "256"),
+        ] {
+            let err = format!("{:#}", parse(bad.to_string().as_bytes()).unwrap_err());
+            assert!(err.contains(needle), "{err}");
+        }
+        assert!(parse(b"not json").is_err());
+    }
+
+    #[test]
+    fn long_tool_fields_are_clipped_on_a_character_boundary() {
+        let text = "é".repeat(MAX_FIELD_BYTES);
+        let clipped = clip(text);
+        assert!(clipped.len() <= MAX_FIELD_BYTES && clipped.chars().all(|c| c == 'é'));
+    }
+}

@@ -1,0 +1,107 @@
+//! Live sessions: the plugin driven by a real agent, one short process per event, with real
+//! reviewers. `hook` maps Claude Code's hook events, `event` our replay lines; `provider` starts
+//! reviewers detached through `supervise`, which runs an agent CLI (`command`) or an
+//! OpenAI-compatible tool loop (`openai`) and delivers the completion; `transcript` seeds them
+//! with the parent conversation; `runs` keeps a reviewer's files; `config` reads `<home>/host.json`.
+//!
+//! Decisions persist in the state root (the plugin's session state), so the processes of one
+//! session decide exactly what one long-lived process would.
+
+pub mod config;
+pub mod event;
+pub mod hook;
+pub mod openai;
+pub mod provider;
+pub mod runs;
+pub mod supervise;
+pub mod transcript;
+
+use crate::caps::fs::{FsConfig, ProjectRoots};
+use crate::caps::log::{Captured, LogSink};
+use crate::cli::home;
+use crate::component::Source;
+use crate::{HostConfig, Plugin};
+use anyhow::{Result, anyhow};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// What a live process offers the plugin: an agent with tools and commands, and subagents.
+pub const SERVICES: [&str; 4] = ["tools", "commands", "agents", "subagents"];
+
+/// The plugin as a live process holds it.
+pub struct Live {
+    pub plugin: Plugin,
+    pub provider: Arc<Mutex<provider::LiveProvider>>,
+    pub logs: Captured,
+    pub home: PathBuf,
+    pub host_file: config::HostFile,
+}
+
+/// Roots of a live process: the home's user and state roots, and each session's project found
+/// from its working folder (the nearest `.git` or `.dsh` above it), confined as every host does.
+pub fn fs_config(home: &Path) -> FsConfig {
+    FsConfig {
+        user_skills: Some(home::user_skills(home)),
+        state: Some(home::state(home)),
+        projects: ProjectRoots::default(),
+        ..FsConfig::default()
+    }
+}
+
+/// Loads the component for `home` with the operator's config and host config, as a live process.
+pub fn open(home: &Path, wasm: &Source) -> Result<Live> {
+    let host_file = config::HostFile::load(home)?;
+    let provider = Arc::new(Mutex::new(provider::LiveProvider::new(home, host_file.reviewer.clone(), wasm)));
+    let (log, logs) = LogSink::capturing();
+    let config = HostConfig {
+        fs: fs_config(home),
+        http: host_file.http.clone(),
+        subagents: Box::new(provider.clone()),
+        log,
+        ..HostConfig::default()
+    };
+    let mut plugin = Plugin::from_bytes(&wasm.bytes()?, config)?;
+    let services: Vec<String> = SERVICES.iter().map(|s| s.to_string()).collect();
+    plugin
+        .init(&home::operator_config(home)?, &services)?
+        .map_err(|e| anyhow!("the operator's config, key `{}`: {}", e.key, e.message))?;
+    Ok(Live { plugin, provider, logs, home: home.to_path_buf(), host_file })
+}
+
+impl Live {
+    /// Appends `what` (decisions, the plugin's log, errors) to `<state>/live.jsonl`, one JSON
+    /// object per line; a failed append is reported on stderr, never fatal.
+    pub fn record(&self, source: &str, decisions: &[String]) {
+        let logs: Vec<(crate::caps::log::Level, String)> =
+            self.logs.lock().map(|mut l| std::mem::take(&mut *l)).unwrap_or_default();
+        let mut lines = String::new();
+        let at = crate::Clock::now_ms(&crate::SystemClock);
+        for d in decisions {
+            let decision: serde_json::Value = serde_json::from_str(d).unwrap_or(serde_json::Value::String(d.clone()));
+            lines.push_str(&serde_json::json!({"at": at, "source": source, "decision": decision}).to_string());
+            lines.push('\n');
+        }
+        for (level, message) in logs {
+            let entry = serde_json::json!({"at": at, "source": source, "level": level.as_str(), "log": message});
+            lines.push_str(&entry.to_string());
+            lines.push('\n');
+        }
+        append_log(&self.home, &lines);
+    }
+}
+
+/// One append to `<state>/live.jsonl`.
+pub fn append_log(home: &Path, lines: &str) {
+    if lines.is_empty() {
+        return;
+    }
+    let path = home::state(home).join("live.jsonl");
+    let appended = std::fs::create_dir_all(home::state(home)).and_then(|_| {
+        use std::io::Write;
+        let mut file = std::fs::OpenOptions::new().create(true).append(true).open(&path)?;
+        file.write_all(lines.as_bytes())
+    });
+    if let Err(err) = appended {
+        eprintln!("self-evolve: could not append to {}: {err}", path.display());
+    }
+}

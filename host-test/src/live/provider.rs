@@ -1,0 +1,128 @@
+//! The live `SubagentProvider`: `start` records the reviewer's run and launches a detached
+//! supervisor (`self-evolve reviewer-run`), which outlives the process that started it (a hook
+//! exits at once), runs the configured reviewer and delivers its completion to the plugin.
+//! `abort` works from any process: it marks the run and kills the reviewer's process group.
+
+use crate::caps::subagent::{Outcome, Spec, SubagentProvider};
+use crate::component::Source;
+use crate::live::config::Reviewer;
+use crate::live::runs::{self, Run};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+pub struct LiveProvider {
+    home: PathBuf,
+    reviewer: Reviewer,
+    /// The `self-evolve` binary that supervises reviewers (this one, unless an embedder says).
+    pub supervisor: Option<PathBuf>,
+    /// Passed on so the supervisor loads the same component.
+    wasm: Option<PathBuf>,
+    /// Per session: its working folder and transcript, as the host last saw them.
+    sessions: BTreeMap<String, (String, Option<String>)>,
+    /// Supervisors this process started, reaped when they exit (a long-lived host).
+    children: Vec<Child>,
+    started: u64,
+}
+
+impl LiveProvider {
+    pub fn new(home: &Path, reviewer: Reviewer, wasm: &Source) -> LiveProvider {
+        LiveProvider {
+            home: home.to_path_buf(),
+            reviewer,
+            supervisor: std::env::current_exe().ok(),
+            wasm: match wasm {
+                Source::File(path) => Some(std::path::absolute(path).unwrap_or_else(|_| path.clone())),
+                Source::Embedded => None,
+            },
+            sessions: BTreeMap::new(),
+            children: Vec::new(),
+            started: 0,
+        }
+    }
+
+    /// What the host knows of a session (from the hook event), for the reviewer's seed.
+    pub fn note_session(&mut self, session: &str, cwd: &str, transcript: Option<&str>) {
+        self.sessions.insert(session.to_string(), (cwd.to_string(), transcript.map(str::to_string)));
+    }
+
+    fn new_id(&mut self) -> String {
+        self.started += 1;
+        let now = crate::Clock::now_ms(&crate::SystemClock);
+        format!("rv-{now}-{}-{}", std::process::id(), self.started)
+    }
+}
+
+impl SubagentProvider for LiveProvider {
+    fn start(&mut self, spec: &Spec) -> Result<String, String> {
+        if self.reviewer == Reviewer::None {
+            return Err(format!(
+                "no reviewer is configured: set `reviewer` in {} (see the README, \"Use it in Claude Code\")",
+                self.home.join("host.json").display()
+            ));
+        }
+        let supervisor =
+            self.supervisor.clone().ok_or("the self-evolve binary that supervises reviewers is unknown")?;
+        let id = self.new_id();
+        let (cwd, transcript) = self.sessions.get(&spec.parent_session).cloned().unwrap_or_default();
+        let run = Run {
+            id: id.clone(),
+            session: spec.parent_session.clone(),
+            cwd,
+            transcript,
+            prompt: spec.prompt.clone(),
+            tools: spec.tools.clone(),
+            timeout_ms: u64::from(spec.timeout_ms),
+            started_ms: crate::Clock::now_ms(&crate::SystemClock),
+        };
+        runs::create(&self.home, &run).map_err(|e| format!("{e:#}"))?;
+        let log = runs::log_path(&self.home, &id)
+            .and_then(|p| std::fs::File::create(p).map_err(Into::into))
+            .map_err(|e| format!("creating the reviewer's log: {e:#}"))?;
+        let mut command = Command::new(&supervisor);
+        command
+            .arg("reviewer-run")
+            .arg("--home")
+            .arg(&self.home)
+            .arg("--id")
+            .arg(&id)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::from(log));
+        if let Some(wasm) = &self.wasm {
+            command.env("SELF_EVOLVE_WASM", wasm);
+        }
+        // Its own process group: the hook's process group may be signalled when the agent's
+        // turn ends; the reviewer must outlive it.
+        #[cfg(unix)]
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        let child = command.spawn().map_err(|e| format!("starting {}: {e}", supervisor.display()))?;
+        self.children.push(child);
+        Ok(id)
+    }
+
+    /// The reviewer is started with exactly `spec.tools`, so a restriction to that list holds
+    /// already; any other list is refused (a running agent CLI's tools cannot change).
+    fn restrict_tools(&mut self, id: &str, tools: &[String]) -> Result<(), String> {
+        let run = runs::load(&self.home, id).map_err(|e| format!("{e:#}"))?;
+        if tools.iter().all(|t| run.tools.contains(t)) && run.tools.iter().all(|t| tools.contains(t)) {
+            Ok(())
+        } else {
+            Err(format!("reviewer {id} runs with {:?}; its tools cannot change after it started", run.tools))
+        }
+    }
+
+    fn abort(&mut self, id: &str) {
+        if runs::mark_aborted(&self.home, id).is_ok()
+            && let Some(pgid) = runs::pgid(&self.home, id)
+        {
+            runs::kill_group(pgid);
+        }
+    }
+
+    /// The supervisor delivers completions itself; this only reaps the ones that exited.
+    fn take_finished(&mut self, _now_ms: u64) -> Vec<Outcome> {
+        self.children.retain_mut(|child| matches!(child.try_wait(), Ok(None)));
+        Vec::new()
+    }
+}

@@ -1,0 +1,118 @@
+//! A live reviewer's files in the host's own folder, `<home>/run/reviewers/` (outside every root
+//! the plugin sees): `<id>.json` what to run (written once, by `start`), `<id>.pgid` the process
+//! group the supervisor started (written once), `<id>.abort` created by `abort` from any process,
+//! `<id>.log` the supervisor's stderr. One writer per file, so no process overwrites another's.
+
+use anyhow::{Context, Result, bail};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Run {
+    pub id: String,
+    /// The parent session (the reviewer's calls are made in it, as agent `id`).
+    pub session: String,
+    pub cwd: String,
+    pub transcript: Option<String>,
+    pub prompt: String,
+    pub tools: Vec<String>,
+    pub timeout_ms: u64,
+    pub started_ms: u64,
+}
+
+pub fn dir(home: &Path) -> PathBuf {
+    home.join("run").join("reviewers")
+}
+
+/// An id the provider made (`rv-…`): safe as a file name, so never a path.
+pub fn valid_id(id: &str) -> bool {
+    id.starts_with("rv-") && id.len() <= 64 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+}
+
+fn path(home: &Path, id: &str, ext: &str) -> Result<PathBuf> {
+    if !valid_id(id) {
+        bail!("`{}` is not a reviewer id", crate::text::visible(id));
+    }
+    Ok(dir(home).join(format!("{id}.{ext}")))
+}
+
+/// Writes the run's spec; refuses to replace one (ids are unique).
+pub fn create(home: &Path, run: &Run) -> Result<()> {
+    std::fs::create_dir_all(dir(home)).with_context(|| format!("creating {}", dir(home).display()))?;
+    let path = path(home, &run.id, "json")?;
+    let bytes = serde_json::to_vec(run)?;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        .with_context(|| format!("creating {}", path.display()))?;
+    std::io::Write::write_all(&mut file, &bytes).with_context(|| format!("writing {}", path.display()))
+}
+
+pub fn load(home: &Path, id: &str) -> Result<Run> {
+    let path = path(home, id, "json")?;
+    let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+    serde_json::from_slice(&bytes).with_context(|| format!("{} is not a reviewer run", path.display()))
+}
+
+pub fn set_pgid(home: &Path, id: &str, pgid: u32) -> Result<()> {
+    std::fs::write(path(home, id, "pgid")?, pgid.to_string()).context("recording the reviewer's process group")
+}
+
+pub fn pgid(home: &Path, id: &str) -> Option<u32> {
+    std::fs::read_to_string(path(home, id, "pgid").ok()?).ok()?.trim().parse().ok().filter(|p| *p > 1)
+}
+
+pub fn mark_aborted(home: &Path, id: &str) -> Result<()> {
+    std::fs::write(path(home, id, "abort")?, b"").context("marking the reviewer aborted")
+}
+
+pub fn aborted(home: &Path, id: &str) -> bool {
+    path(home, id, "abort").is_ok_and(|p| p.exists())
+}
+
+pub fn log_path(home: &Path, id: &str) -> Result<PathBuf> {
+    path(home, id, "log")
+}
+
+/// Kills a reviewer's whole process group (the agent CLI and anything it started).
+pub fn kill_group(pgid: u32) {
+    #[cfg(unix)]
+    if let Some(pid) = i32::try_from(pgid).ok().and_then(rustix::process::Pid::from_raw) {
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_is_written_once_and_ids_are_never_paths() {
+        let home = tempfile::tempdir().unwrap();
+        let run = Run {
+            id: "rv-1-2-3".into(),
+            session: "s1".into(),
+            cwd: "/tmp".into(),
+            transcript: None,
+            prompt: "review".into(),
+            tools: vec!["skill_manage".into()],
+            timeout_ms: 1000,
+            started_ms: 5,
+        };
+        create(home.path(), &run).unwrap();
+        assert_eq!(load(home.path(), "rv-1-2-3").unwrap(), run);
+        assert!(create(home.path(), &run).is_err(), "an id is used once");
+        for bad in ["../x", "rv-../../etc", "act-1", "rv-a/b", ""] {
+            assert!(load(home.path(), bad).is_err(), "{bad}");
+            assert!(mark_aborted(home.path(), bad).is_err(), "{bad}");
+        }
+        assert!(!aborted(home.path(), "rv-1-2-3"));
+        mark_aborted(home.path(), "rv-1-2-3").unwrap();
+        assert!(aborted(home.path(), "rv-1-2-3"));
+        assert_eq!(pgid(home.path(), "rv-1-2-3"), None);
+        set_pgid(home.path(), "rv-1-2-3", 4242).unwrap();
+        assert_eq!(pgid(home.path(), "rv-1-2-3"), Some(4242));
+    }
+}

@@ -1,0 +1,291 @@
+//! Session state in the state root, so that a process per event (hooks, `self-evolve event`,
+//! a server per agent) decides exactly what one long-lived process decides: per session the
+//! review counters, cooldown, budget and in-flight review, the read registry and the loads the
+//! evidence counts follow, in `sessions/<key>.json`; one marker per in-flight review in
+//! `sessions/in-flight/` (how `activation-end` and `tick` find the session without reading
+//! every file); and the gate's breaker in `sessions/gate-breaker.json`.
+//!
+//! Every update is read-modify-write under the session's lock (`state_file::lock`), so events
+//! of one session in several processes merge instead of overwriting each other.
+
+use crate::host::{FsError, Host, Level, Root};
+use crate::library::approval::sha256_hex;
+use crate::library::evidence::Turns;
+use crate::schedule::gate::{self, Breaker};
+use crate::schedule::scheduler::SessionState;
+use crate::state_file;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+
+pub const DIR: &str = "sessions";
+const IN_FLIGHT_DIR: &str = "sessions/in-flight";
+const BREAKER_PATH: &str = "sessions/gate-breaker.json";
+/// The shape of a session file; a file of another version starts the session over (logged).
+const VERSION: u32 = 1;
+/// Session files untouched this long are removed (at most one sweep a day, from `tick`).
+pub const KEEP_MS: u64 = 7 * 24 * 60 * 60_000;
+const SWEEP_MARK: &str = "sessions/.swept";
+const DAY_MS: u64 = 24 * 60 * 60_000;
+/// A state file larger than this is not a session file this plugin wrote: it starts over.
+const MAX_FILE_BYTES: usize = 1 << 20;
+
+/// What one session keeps between events.
+#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Stored {
+    pub v: u32,
+    /// The session id itself (the file name is a hash of it).
+    pub session: String,
+    pub review: SessionState,
+    /// Skills read, by agent (the main agent, a reviewer by its activation id).
+    pub reads: BTreeMap<String, BTreeSet<String>>,
+    pub evidence: Turns,
+    pub updated_ms: u64,
+}
+
+/// The file name of a session: a hash, so any id the host sends is a safe name.
+pub fn key(session: &str) -> String {
+    sha256_hex(session.as_bytes())[..24].to_string()
+}
+
+fn path(session: &str) -> String {
+    format!("{DIR}/{}.json", key(session))
+}
+
+fn in_flight_path(activation: &str) -> String {
+    format!("{IN_FLIGHT_DIR}/{}.json", key(activation))
+}
+
+/// Whether session state is kept on disk (the host mapped a state root).
+pub fn persisted(host: &impl Host) -> bool {
+    host.has_root(&Root::State)
+}
+
+/// The session's lock name for `state_file::lock`.
+pub fn lock_name(session: &str) -> String {
+    format!("session-{}", key(session))
+}
+
+/// The session's stored state; a fresh one when it has none. A file that cannot be read as
+/// this session's state is logged and replaced on the next save (never a failed event).
+pub fn load(host: &impl Host, session: &str) -> Stored {
+    let fresh = || Stored { v: VERSION, session: session.to_string(), ..Stored::default() };
+    let bytes = match host.read(&Root::State, &path(session)) {
+        Ok(bytes) => bytes,
+        Err(FsError::NotFound) => return fresh(),
+        Err(err) => {
+            host.log(
+                Level::Warn,
+                &format!("session state of `{}` unreadable ({err:?}); starting it over", key(session)),
+            );
+            return fresh();
+        }
+    };
+    let parsed = (bytes.len() <= MAX_FILE_BYTES).then(|| serde_json::from_slice::<Stored>(&bytes).ok()).flatten();
+    match parsed {
+        Some(stored) if stored.v == VERSION && stored.session == session => stored,
+        _ => {
+            host.log(
+                Level::Warn,
+                &format!(
+                    "session state of `{}` is not a version-{VERSION} file of this session; starting it over",
+                    key(session)
+                ),
+            );
+            fresh()
+        }
+    }
+}
+
+/// Writes the session's state atomically, and keeps the in-flight markers in step with it:
+/// a review that started gets its marker, one that ended loses it.
+pub fn save(host: &impl Host, before: Option<&str>, stored: &Stored) {
+    let mut stored = stored.clone();
+    stored.v = VERSION;
+    stored.updated_ms = host.now_ms();
+    let now = stored.review.in_flight.as_ref().map(|f| f.id.as_str());
+    if let Some(id) = now
+        && before != Some(id)
+    {
+        let marker = serde_json::json!({"session": stored.session, "activation": id}).to_string();
+        if let Err(err) = state_file::write_atomic(host, &Root::State, &in_flight_path(id), marker.as_bytes()) {
+            host.log(Level::Warn, &format!("could not mark review {id} in flight: {err:?}"));
+        }
+    }
+    match serde_json::to_vec(&stored) {
+        Ok(bytes) => {
+            if let Err(err) = state_file::write_atomic(host, &Root::State, &path(&stored.session), &bytes) {
+                host.log(Level::Warn, &format!("could not save session state of `{}`: {err:?}", key(&stored.session)));
+            }
+        }
+        Err(err) => host.log(Level::Warn, &format!("could not encode session state: {err}")),
+    }
+    if let Some(id) = before
+        && now != Some(id)
+    {
+        let _ = host.remove_file(&Root::State, &in_flight_path(id));
+    }
+}
+
+/// The session a review in flight belongs to, from its marker.
+pub fn session_of(host: &impl Host, activation: &str) -> Option<String> {
+    let bytes = host.read(&Root::State, &in_flight_path(activation)).ok()?;
+    let value: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+    (value["activation"] == activation).then(|| value["session"].as_str().map(str::to_string)).flatten()
+}
+
+/// Every review in flight, as (session, activation), from the markers.
+pub fn in_flight(host: &impl Host) -> Vec<(String, String)> {
+    let Ok(entries) = host.list_dir(&Root::State, IN_FLIGHT_DIR) else { return Vec::new() };
+    let mut out = Vec::new();
+    for (name, _) in entries {
+        if state_file::is_temp(&name) {
+            continue;
+        }
+        let marker = host
+            .read(&Root::State, &format!("{IN_FLIGHT_DIR}/{name}"))
+            .ok()
+            .filter(|b| b.len() <= 4096)
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok());
+        if let Some(m) = marker
+            && let (Some(session), Some(activation)) = (m["session"].as_str(), m["activation"].as_str())
+        {
+            out.push((session.to_string(), activation.to_string()));
+        }
+    }
+    out
+}
+
+/// Removes a marker whose session no longer has that review in flight (a process died between
+/// the two writes).
+pub fn forget_stale_marker(host: &impl Host, activation: &str) {
+    let _ = host.remove_file(&Root::State, &in_flight_path(activation));
+}
+
+/// The gate's breaker as every process sees it.
+#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct StoredBreaker {
+    pub consecutive_failures: u32,
+    /// When it opened; it stays open for `BREAKER_OPEN_MS`.
+    pub opened_ms: Option<u64>,
+}
+
+/// How long an open breaker stays open. The seed opens it "for the process"; a process per event
+/// has none, so it is open for this long, then the next due review asks the gate again (and one
+/// more failure opens it again).
+pub const BREAKER_OPEN_MS: u64 = 30 * 60_000;
+
+fn load_breaker(host: &impl Host, memory: &StoredBreaker) -> StoredBreaker {
+    if !persisted(host) {
+        return memory.clone();
+    }
+    host.read(&Root::State, BREAKER_PATH)
+        .ok()
+        .filter(|b| b.len() <= 4096)
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default()
+}
+
+/// The breaker a gate call starts from: the shared one (or this process's without a state root).
+pub fn breaker_before(host: &impl Host, memory: &StoredBreaker, now: u64) -> Breaker {
+    let stored = load_breaker(host, memory);
+    match stored.opened_ms {
+        Some(opened) if now < opened.saturating_add(BREAKER_OPEN_MS) => {
+            Breaker { consecutive_failures: stored.consecutive_failures, open: true }
+        }
+        // Half open: one more failure opens it again.
+        Some(_) => Breaker { consecutive_failures: gate::BREAKER_THRESHOLD.saturating_sub(1), open: false },
+        None => Breaker { consecutive_failures: stored.consecutive_failures, open: false },
+    }
+}
+
+/// Merges what one gate call did (a success resets, a failure counts) into the shared breaker,
+/// under its lock, so calls in several processes add up instead of overwriting each other.
+pub fn breaker_after(host: &impl Host, memory: &mut StoredBreaker, before: &Breaker, after: &Breaker, now: u64) {
+    let succeeded = after.consecutive_failures == 0 && before.consecutive_failures != 0;
+    let failed = after.consecutive_failures > before.consecutive_failures;
+    if !succeeded && !failed {
+        return;
+    }
+    let apply = |stored: &mut StoredBreaker| {
+        if succeeded {
+            *stored = StoredBreaker::default();
+        } else {
+            let expired = stored.opened_ms.is_some_and(|t| now >= t.saturating_add(BREAKER_OPEN_MS));
+            if expired {
+                stored.opened_ms = None;
+                stored.consecutive_failures = gate::BREAKER_THRESHOLD.saturating_sub(1);
+            }
+            stored.consecutive_failures = stored.consecutive_failures.saturating_add(1);
+            if stored.consecutive_failures >= gate::BREAKER_THRESHOLD && stored.opened_ms.is_none() {
+                stored.opened_ms = Some(now);
+            }
+        }
+    };
+    if !persisted(host) {
+        apply(memory);
+        return;
+    }
+    let Some(lock) = state_file::lock(host, "gate-breaker").ok() else {
+        host.log(Level::Warn, "the gate's breaker is busy in another process; this call's outcome is not counted");
+        return;
+    };
+    let mut stored = load_breaker(host, memory);
+    apply(&mut stored);
+    let bytes = serde_json::to_vec(&stored).unwrap_or_default();
+    if let Err(err) = state_file::write_atomic(host, &Root::State, BREAKER_PATH, &bytes) {
+        host.log(Level::Warn, &format!("could not save the gate's breaker: {err:?}"));
+    }
+    lock.release(host);
+}
+
+/// Removes session files untouched for `KEEP_MS` (with no review in flight), at most once a day.
+pub fn sweep(host: &impl Host) {
+    let now = host.now_ms();
+    if host.stat(&Root::State, SWEEP_MARK).is_ok_and(|s| now.saturating_sub(s.modified_ms) < DAY_MS) {
+        return;
+    }
+    if !host.has_root(&Root::State) {
+        return;
+    }
+    let _ = state_file::write_atomic(host, &Root::State, SWEEP_MARK, b"");
+    let Ok(entries) = host.list_dir(&Root::State, DIR) else { return };
+    let files: Vec<String> = entries
+        .into_iter()
+        .filter(|(name, kind)| {
+            *kind == crate::host::EntryKind::File && name.ends_with(".json") && !name.starts_with('.')
+        })
+        .map(|(name, _)| format!("{DIR}/{name}"))
+        .filter(|path| path != BREAKER_PATH)
+        .collect();
+    let stats = host.stat_many(&Root::State, &files);
+    let mut removed = 0;
+    for (path, stat) in files.iter().zip(stats) {
+        let Ok(stat) = stat else { continue };
+        if now.saturating_sub(stat.modified_ms) < KEEP_MS {
+            continue;
+        }
+        let Some(stored) = host.read(&Root::State, path).ok().and_then(|b| serde_json::from_slice::<Stored>(&b).ok())
+        else {
+            continue;
+        };
+        if stored.review.in_flight.is_some() {
+            continue;
+        }
+        // Under the session's lock, and only if no event touched it meanwhile.
+        let Some(lock) = state_file::try_lock(host, &lock_name(&stored.session)) else { continue };
+        let untouched = host.stat(&Root::State, path).is_ok_and(|s| s.modified_ms == stat.modified_ms);
+        if untouched && host.remove_file(&Root::State, path).is_ok() {
+            removed += 1;
+        }
+        lock.release(host);
+    }
+    if removed > 0 {
+        host.log(Level::Info, &format!("removed {removed} session state file(s) untouched for 7 days"));
+    }
+}
+
+#[cfg(test)]
+#[path = "sessions_tests.rs"]
+mod tests;

@@ -1,0 +1,135 @@
+//! Tests for session state on disk: round trips, in-flight markers, files that are not ours,
+//! the shared breaker, and the sweep of old sessions.
+
+use super::*;
+use crate::fake::FakeHost;
+use crate::schedule::scheduler::InFlight;
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
+
+const MIN: u64 = 60_000;
+
+fn flight(id: &str) -> Option<InFlight> {
+    Some(InFlight { id: id.into(), started_ms: 5, turn: 3 })
+}
+
+#[test]
+fn a_saved_session_loads_back_whole() {
+    let host = FakeHost::new(1_000);
+    let fresh = load(&host, "s1");
+    assert_eq!(fresh.session, "s1");
+    assert_eq!(fresh.review, SessionState::default());
+    let mut stored = fresh.clone();
+    stored.review.turn = 7;
+    stored.review.turns_since_review = 2;
+    stored.review.last_review_ms = Some(900);
+    stored.review.digest.user_message("use pnpm", true);
+    stored.reads.entry("main".into()).or_default().insert("pdf".into());
+    save(&host, None, &stored);
+    let back = load(&host, "s1");
+    assert_eq!(back.review, stored.review);
+    assert_eq!(back.reads, stored.reads);
+    assert_eq!(back.updated_ms, 1_000);
+    assert_eq!(load(&host, "s2").review.turn, 0, "sessions are separate");
+}
+
+#[test]
+fn markers_follow_the_review_in_flight() {
+    let host = FakeHost::new(0);
+    let mut stored = load(&host, "s1");
+    stored.review.in_flight = flight("act-1");
+    save(&host, None, &stored);
+    assert_eq!(session_of(&host, "act-1").as_deref(), Some("s1"));
+    assert_eq!(in_flight(&host), vec![("s1".to_string(), "act-1".to_string())]);
+    stored.review.in_flight = None;
+    save(&host, Some("act-1"), &stored);
+    assert_eq!(session_of(&host, "act-1"), None, "an ended review loses its marker");
+    assert!(in_flight(&host).is_empty());
+}
+
+#[test]
+fn a_file_that_is_not_this_sessions_state_starts_it_over() {
+    let host = FakeHost::new(0);
+    host.write(&Root::State, &path("s1"), b"{not json", crate::host::WriteMode::Truncate).unwrap();
+    assert_eq!(load(&host, "s1").review, SessionState::default());
+    assert!(host.logged("starting it over"));
+    // Another session's state under this name (a file copied by hand) is not taken for ours.
+    let mut other = load(&host, "s2");
+    other.review.turn = 9;
+    let bytes = serde_json::to_vec(&other).unwrap();
+    host.write(&Root::State, &path("s1"), &bytes, crate::host::WriteMode::Truncate).unwrap();
+    assert_eq!(load(&host, "s1").review.turn, 0);
+    // A huge file is not parsed.
+    let huge = vec![b' '; MAX_FILE_BYTES + 1];
+    host.write(&Root::State, &path("s1"), &huge, crate::host::WriteMode::Truncate).unwrap();
+    assert_eq!(load(&host, "s1").session, "s1");
+}
+
+#[test]
+fn keys_are_safe_file_names_for_any_session_id() {
+    for id in ["s1", "../../etc/passwd", "a/b", "", "\u{1b}[2J", &"x".repeat(10_000)] {
+        let k = key(id);
+        assert_eq!(k.len(), 24);
+        assert!(k.chars().all(|c| c.is_ascii_hexdigit()), "{k}");
+    }
+    assert_ne!(key("s1"), key("s2"));
+}
+
+#[test]
+fn breaker_failures_add_up_across_processes_and_reopen_after_the_window() {
+    let host = FakeHost::new(0);
+    // Three processes, each with fresh memory, each failing once.
+    for _ in 0..3 {
+        let mut memory = StoredBreaker::default();
+        let before = breaker_before(&host, &memory, host.now_ms());
+        let after = Breaker { consecutive_failures: before.consecutive_failures + 1, open: false };
+        breaker_after(&host, &mut memory, &before, &after, host.now_ms());
+    }
+    let memory = StoredBreaker::default();
+    assert!(breaker_before(&host, &memory, 0).open, "three failures in three processes open it");
+    assert!(breaker_before(&host, &memory, BREAKER_OPEN_MS - 1).open);
+    let half = breaker_before(&host, &memory, BREAKER_OPEN_MS);
+    assert!(!half.open, "closed again after the window");
+    assert_eq!(half.consecutive_failures, gate::BREAKER_THRESHOLD - 1, "one more failure reopens it");
+    // A success resets it for everyone.
+    let mut memory = StoredBreaker::default();
+    breaker_after(&host, &mut memory, &half, &Breaker::default(), BREAKER_OPEN_MS);
+    assert_eq!(breaker_before(&host, &memory, BREAKER_OPEN_MS), Breaker::default());
+}
+
+#[test]
+fn without_a_state_root_the_breaker_is_this_processs() {
+    let host = FakeHost::default();
+    host.now.set(0);
+    let mut memory = StoredBreaker::default();
+    for _ in 0..3 {
+        let before = breaker_before(&host, &memory, 0);
+        let after = Breaker { consecutive_failures: before.consecutive_failures + 1, open: false };
+        breaker_after(&host, &mut memory, &before, &after, 0);
+    }
+    assert!(breaker_before(&host, &memory, 10 * MIN).open);
+    assert!(!breaker_before(&host, &StoredBreaker::default(), 10 * MIN).open);
+}
+
+#[test]
+fn the_sweep_removes_week_old_sessions_but_not_reviews_in_flight() {
+    let host = FakeHost::new(0);
+    let mut old = load(&host, "old");
+    old.review.turn = 1;
+    save(&host, None, &old);
+    let mut busy = load(&host, "busy");
+    busy.review.in_flight = flight("act-9");
+    save(&host, None, &busy);
+    host.advance(KEEP_MS + MIN);
+    let mut recent = load(&host, "recent");
+    recent.review.turn = 1;
+    save(&host, None, &recent);
+    sweep(&host);
+    assert!(host.file(&Root::State, &path("old")).is_none());
+    assert!(host.file(&Root::State, &path("busy")).is_some());
+    assert!(host.file(&Root::State, &path("recent")).is_some());
+    // At most once a day.
+    host.advance(KEEP_MS + MIN);
+    sweep(&host);
+    assert!(host.file(&Root::State, &path("recent")).is_none(), "a day later it is swept");
+}
