@@ -5,164 +5,12 @@
 //! starts nothing; a reviewer that hangs is killed with everything it started; one that fails is
 //! reported as failed.
 
+mod live_support;
+
+use live_support::*;
 use serde_json::{Value, json};
 use std::io::Write;
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
-
-fn wasm() -> PathBuf {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../dist/self-evolve.wasm");
-    assert!(path.is_file(), "run ./build.sh first: {} is missing", path.display());
-    path
-}
-
-fn fake_agent() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fake-agent/claude")
-}
-
-struct Session {
-    home: tempfile::TempDir,
-    project: tempfile::TempDir,
-    agent_dir: tempfile::TempDir,
-    transcript: PathBuf,
-}
-
-fn cli(s: &Session) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_self-evolve"));
-    cmd.env("SELF_EVOLVE_CACHE_DIR", env!("CARGO_TARGET_TMPDIR"))
-        .env("SELF_EVOLVE_WASM", wasm())
-        .env_remove("SELF_EVOLVE_SESSION")
-        .env_remove("SELF_EVOLVE_ACTIVATION")
-        .env_remove("SELF_EVOLVE_AGENT")
-        .arg("--wasm")
-        .arg(wasm());
-    cmd.current_dir(s.project.path());
-    cmd
-}
-
-fn session(mode: &str, reviewer_timeout_ms: u64) -> Session {
-    let s = Session {
-        home: tempfile::tempdir().unwrap(),
-        project: tempfile::tempdir().unwrap(),
-        agent_dir: tempfile::tempdir().unwrap(),
-        transcript: PathBuf::new(),
-    };
-    std::fs::create_dir(s.project.path().join(".git")).unwrap();
-    let transcript = s.project.path().join("transcript.jsonl");
-    let lines = [
-        json!({"type": "user", "message": {"role": "user", "content": "install deps; always use pnpm here"}}),
-        json!({"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": "Ran pnpm install."}]}}),
-    ];
-    std::fs::write(&transcript, lines.iter().map(|l| l.to_string() + "\n").collect::<String>()).unwrap();
-    let config = json!({"review": {"enabled": true, "turnInterval": 2, "cooldownMinutes": 0}});
-    std::fs::write(s.home.path().join("config.json"), config.to_string()).unwrap();
-    let host = json!({
-        "reviewer": {
-            "provider": "command",
-            "argv": [fake_agent()],
-            "env": {"FAKE_AGENT_DIR": s.agent_dir.path(), "FAKE_AGENT_MODE": mode, "FAKE_AGENT_SLEEP": "2"},
-            "timeoutMs": reviewer_timeout_ms
-        },
-        "hook": {"systemMessage": true}
-    });
-    std::fs::write(s.home.path().join("host.json"), host.to_string()).unwrap();
-    let s = Session { transcript, ..s };
-    let created = tool(
-        &s,
-        "setup",
-        json!({"action": "create", "name": "pnpm-usage", "description": "Package manager choice for this team's Node projects. Use when installing dependencies.", "body": "Use pnpm.\n"}),
-    );
-    assert!(created.1, "{}", created.0);
-    s
-}
-
-fn tool(s: &Session, session: &str, args: Value) -> (String, bool) {
-    let out = cli(s)
-        .args(["tool", "skill_manage"])
-        .arg(args.to_string())
-        .arg("--home")
-        .arg(s.home.path())
-        .args(["--session", session])
-        .output()
-        .unwrap();
-    (String::from_utf8_lossy(&out.stdout).into_owned(), out.status.success())
-}
-
-/// One hook event as Claude Code sends it; returns what the hook printed.
-fn hook(s: &Session, name: &str, extra: Value) -> String {
-    let mut event = json!({
-        "session_id": "cc-1",
-        "transcript_path": s.transcript,
-        "cwd": s.project.path(),
-        "hook_event_name": name,
-    });
-    event.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
-    let mut child = cli(s)
-        .arg("hook")
-        .arg("--home")
-        .arg(s.home.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(event.to_string().as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "a hook always exits 0: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn turn(s: &Session, prompt: &str) -> String {
-    assert_eq!(hook(s, "UserPromptSubmit", json!({"prompt": prompt})), "", "nothing reaches the model's context");
-    hook(
-        s,
-        "PostToolUse",
-        json!({"tool_name": "Bash", "tool_input": {"command": "pnpm i"}, "tool_response": {"stdout": "ok"}}),
-    );
-    hook(s, "Stop", json!({"stop_hook_active": false}))
-}
-
-/// Every decision recorded in `<state>/live.jsonl` so far.
-fn decisions(s: &Session) -> Vec<Value> {
-    let text = std::fs::read_to_string(s.home.path().join("self-evolve/live.jsonl")).unwrap_or_default();
-    text.lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter_map(|v| v.get("decision").cloned())
-        .collect()
-}
-
-fn review_actions(s: &Session) -> Vec<(String, String)> {
-    decisions(s)
-        .iter()
-        .filter(|d| d["kind"] == "review")
-        .map(|d| (d["action"].as_str().unwrap_or("").to_string(), d["reason"].as_str().unwrap_or("").to_string()))
-        .collect()
-}
-
-fn wait_for_end(s: &Session) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        if let Some(end) = decisions(s).into_iter().find(|d| d["kind"] == "review" && d["action"] == "end") {
-            return end;
-        }
-        assert!(Instant::now() < deadline, "no review ended: {:?}", decisions(s));
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-/// Whether a process runs (a zombie waiting for a parent that does not reap it is not running).
-fn alive(pid: &str) -> bool {
-    match std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())) {
-        // The state follows the command name in parentheses.
-        Ok(stat) => stat.rsplit_once(')').is_some_and(|(_, rest)| !rest.trim_start().starts_with(['Z', 'X'])),
-        Err(_) => false,
-    }
-}
-
-fn skill_text(s: &Session) -> String {
-    std::fs::read_to_string(s.home.path().join("skills/pnpm-usage/SKILL.md")).unwrap()
-}
+use std::process::Stdio;
 
 #[test]
 fn a_due_turn_starts_a_real_reviewer_whose_patch_lands_through_every_guard() {
@@ -208,15 +56,15 @@ fn a_due_turn_starts_a_real_reviewer_whose_patch_lands_through_every_guard() {
 
 #[test]
 fn a_second_due_turn_starts_nothing_and_a_hanging_reviewer_is_killed_with_its_children() {
-    let s = session("hang", 1_500);
+    let s = session("hang", 4_000);
     hook(&s, "UserPromptSubmit", json!({"prompt": "one"}));
     hook(&s, "Stop", json!({}));
     turn(&s, "two");
     let started: Vec<_> = review_actions(&s).into_iter().filter(|(a, _)| a == "start").collect();
     assert_eq!(started.len(), 1, "{:?}", review_actions(&s));
     // Two more completed turns while it runs: due again, but one review is in flight.
-    turn(&s, "three");
-    turn(&s, "four");
+    hook(&s, "Stop", json!({}));
+    hook(&s, "Stop", json!({}));
     assert!(
         review_actions(&s).iter().any(|(a, r)| a == "skip" && r.starts_with("a review is already in flight")),
         "{:?}",
@@ -269,4 +117,86 @@ fn a_broken_hook_event_never_blocks_the_agent() {
     }
     let log = std::fs::read_to_string(s.home.path().join("self-evolve/live.jsonl")).unwrap();
     assert!(log.contains("\"level\":\"error\""), "{log}");
+}
+
+/// `self-evolve event`: the same lines decide the same whether one process takes them all or a
+/// process takes each (the activation ids aside, which name processes).
+#[test]
+fn event_lines_decide_the_same_in_one_process_or_one_per_line() {
+    let lines = [
+        json!({"type": "user", "session": "e1", "text": "install deps"}),
+        json!({"type": "tool", "session": "e1", "tool": "skill", "args": {"name": "pnpm-usage"}}),
+        json!({"type": "turn-end", "session": "e1", "status": "completed"}),
+        json!({"type": "turn-end", "session": "e1", "status": "aborted"}),
+        json!({"type": "user", "session": "e1", "text": "use pnpm"}),
+        json!({"type": "call", "session": "e1", "tool": "skill_manage", "args": {"action": "patch", "name": "pnpm-usage", "old_string": "Use pnpm.", "new_string": "Use pnpm only."}}),
+        json!({"type": "turn-end", "session": "e1", "status": "completed"}),
+        json!({"type": "command", "session": "e1", "text": "/skills review status --json"}),
+        json!({"type": "config", "config": {}}),
+    ];
+    let run = |s: &Session, input: &str| -> (Vec<Value>, bool) {
+        let mut child = cli(s)
+            .arg("event")
+            .arg("--home")
+            .arg(s.home.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+        let out = child.wait_with_output().unwrap();
+        let text = String::from_utf8(out.stdout).unwrap();
+        (text.lines().map(|l| serde_json::from_str(l).unwrap()).collect(), out.status.success())
+    };
+    let shape = |d: &Value| {
+        let mut d = d.clone();
+        if let Some(obj) = d.as_object_mut() {
+            obj.remove("activation");
+            obj.remove("line");
+            // The status command's answer names the review in flight by its id.
+            if let Some(Value::String(output)) = obj.get_mut("output") {
+                *output = output.split("rv-").next().unwrap_or("").to_string();
+            }
+        }
+        d
+    };
+    // The reviewer hangs, so the review is in flight for every status line in both runs.
+    let together = session("hang", 30_000);
+    let all: String = lines.iter().map(|l| l.to_string() + "\n").collect();
+    let (one_process, ok) = run(&together, &all);
+    assert!(!ok, "a replay-only line is refused");
+    let apart = session("hang", 30_000);
+    let mut per_line = Vec::new();
+    for line in &lines {
+        per_line.extend(run(&apart, &(line.to_string() + "\n")).0);
+    }
+    kill_reviewers(&together);
+    kill_reviewers(&apart);
+    let a: Vec<Value> = one_process.iter().map(shape).collect();
+    let b: Vec<Value> = per_line.iter().map(shape).collect();
+    assert_eq!(a, b);
+    let kinds: Vec<String> = a
+        .iter()
+        .map(|d| {
+            format!(
+                "{}:{}",
+                d["kind"],
+                d["action"].as_str().or(d["ok"].as_bool().map(|b| if b { "ok" } else { "refused" })).unwrap_or("")
+            )
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "\"review\":skip",
+            "\"review\":skip",
+            "\"tool\":ok",
+            "\"review\":start",
+            "\"command\":ok",
+            "\"event\":refused"
+        ],
+        "{a:?}"
+    );
+    assert!(a[0]["reason"].as_str().unwrap().starts_with("not due (turns 1/2"), "{a:?}");
+    assert!(a[1]["reason"].as_str().unwrap().starts_with("turn aborted"), "{a:?}");
 }

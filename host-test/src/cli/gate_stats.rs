@@ -79,7 +79,7 @@ pub fn summarize(reader: impl BufRead) -> std::io::Result<Stats> {
         {
             stats.no_confidence.push(c as f32);
         }
-        if line.source == "jev"
+        if matches!(line.source, "jev" | "openai")
             && let Some(ms) = line.latency_ms
         {
             stats.latency.push(ms.max(0.0).min(f64::from(u32::MAX)) as u32);
@@ -207,6 +207,14 @@ mod tests {
 this line is not json
 {"decision":"review"}
 "#;
+
+    #[test]
+    fn the_openai_gates_answers_count_their_latency_as_jevs_do() {
+        let log = r#"{"at":"x","session":"s","turn":1,"decision":"review","source":"openai","reason":"yes (confidence 0.90)","choice":"yes","confidence":0.9,"probability":null,"toolCalls":1,"latencyMs":812,"threshold":0.75}"#;
+        let v = summarize(log.as_bytes()).unwrap().to_json();
+        assert_eq!(v["sources"], json!({"openai": 1}));
+        assert_eq!(v["latencyMs"]["max"], 812);
+    }
 
     #[test]
     fn summarises_decisions_fallbacks_percentiles_and_thresholds() {

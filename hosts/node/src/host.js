@@ -90,12 +90,32 @@ export class Plugin {
       if (isWitError(e)) throw e;
       const why = e instanceof Error ? e.message : String(e);
       try {
-        this.exports = this.instantiate();
-        if (this.lastInit) this.exports.lifecycle.init(this.lastInit.configJson, this.lastInit.services);
+        this.fresh();
       } catch (again) {
         throw new Error(`plugin export \`${name}\` trapped: ${why}; replacing the instance failed: ${again instanceof Error ? again.message : String(again)}`, { cause: e });
       }
       throw new Error(`plugin export \`${name}\` trapped: ${why}; the instance was replaced`, { cause: e });
+    }
+  }
+
+  /** A new instance over the same capabilities, set up with the last good configuration. */
+  fresh() {
+    this.exports = this.instantiate();
+    if (this.lastInit) this.exports.lifecycle.init(this.lastInit.configJson, this.lastInit.services);
+  }
+
+  /**
+   * Replaces the instance as a new process would (a process per event, e.g. hooks): nothing the
+   * old one held in memory survives; the host state (fs roots, clock, provider, endpoints) does.
+   */
+  restart() {
+    try {
+      this.fresh();
+    } catch (e) {
+      // As the Rust host's `Plugin::restart`: a refused re-init is a failure, not a warning.
+      const why = isWitError(e) ? `re-init: config key \`${e.payload.key}\`: ${e.payload.message}`
+        : e instanceof Error ? e.message : String(e);
+      throw new Error(`restarting the instance failed: ${why}`, { cause: e });
     }
   }
 

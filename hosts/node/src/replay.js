@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // Replays a recorded session (DESIGN.md "Replay format") through the component in Node, with
 // a manual clock and a scripted reviewer; the same semantics and decision lines as
-// `self-evolve replay --json`.
+// `self-evolve replay --json`. With `restartEachEvent` (`--restart-each-event`) a fresh instance
+// is started before every event after the first, as a process per event (hooks) would: the
+// decisions must be the same (session state lives in the state root).
 import { openSync, readSync, closeSync, mkdirSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -141,7 +143,8 @@ const ctxFor = (session, origin = 'user', depth = 0) => ({ session, agent: 'main
 
 /**
  * @param {object[]} events
- * @param {{home: string, startMs?: number | bigint, gateUrl?: string, gateKeyEnv?: string, onLine?: (line: string) => void}} options
+ * @param {{home: string, startMs?: number | bigint, gateUrl?: string, gateKeyEnv?: string,
+ *          restartEachEvent?: boolean, onLine?: (line: string) => void}} options
  * @returns {Promise<string[]>} the decision lines
  */
 export async function replay(events, options) {
@@ -162,8 +165,11 @@ export async function replay(events, options) {
   if (!init.ok) throw new Error(`config key \`${init.error.key}\`: ${init.error.message}`);
   const out = [];
   const emit = (lines) => { for (const l of lines) { out.push(l); if (options.onLine) options.onLine(l); } };
-  for (const e of events) {
+  for (const [i, e] of events.entries()) {
     clock.set(saturatingAdd(start, e.t));
+    // A new instance over the same host state (fs roots, clock, the provider and its queued
+    // scripts, endpoints), set up with the same config and services: as the Rust replay does.
+    if (options.restartEachEvent && i > 0) plugin.restart();
     emit(plugin.tick());
     emit(plugin.pumpActivations());
     const ctx = ctxFor(e.session);
@@ -225,10 +231,11 @@ async function main(argv) {
     else if (a === '--home') args.home = argv[++i];
     else if (a === '--gate-replies') args.gateReplies = argv[++i];
     else if (a === '--start') args.start = argv[++i];
+    else if (a === '--restart-each-event') args.restartEachEvent = true;
     else rest.push(a);
   }
   if (rest.length !== 1) {
-    process.stderr.write('usage: self-evolve-node FILE.jsonl [--json] [--home DIR] [--gate-replies FILE] [--start MS]\n');
+    process.stderr.write('usage: self-evolve-node FILE.jsonl [--json] [--home DIR] [--gate-replies FILE] [--start MS] [--restart-each-event]\n');
     return 2;
   }
   const events = readEvents(rest[0]);
@@ -241,6 +248,7 @@ async function main(argv) {
       home,
       startMs: start,
       gateUrl: gate?.url,
+      restartEachEvent: args.restartEachEvent,
       onLine: (l) => process.stdout.write(`${l}\n`),
     });
   } finally {
