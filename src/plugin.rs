@@ -392,19 +392,27 @@ impl<H: Host> Plugin<H> {
         let Some(active) = self.state.as_mut() else { return Vec::new() };
         out.extend(active.review_loops.tick(host));
         let now = host.now_ms();
-        if active.curator.due(now) {
-            let config = active.config.curator.clone();
-            let history_versions = active.config.history_versions;
-            let ledger = active.ledger.get_or_insert_with(|| Ledger::load(host));
-            let report =
-                crate::library::curator::pass(host, &config, ledger, &mut active.cache, false, history_versions);
-            crate::schedule::audit::curator_pass(host, &report);
-            active.curator.done(now, &config);
-            for change in &report.changes {
-                out.push(
-                    serde_json::json!({"kind": "curator", "skill": change.name, "from": change.from, "to": change.to, "reason": change.reason})
-                        .to_string(),
-                );
+        let config = active.config.curator.clone();
+        if active.curator.due_shared(host, now, &config) {
+            // One process runs a due pass; the others find the next one set when they look again.
+            let lock = crate::state_file::try_lock(host, "curator-pass");
+            let ours = lock.is_some() || !host.has_root(&Root::State);
+            if ours && active.curator.due_shared(host, now, &config) {
+                let history_versions = active.config.history_versions;
+                let ledger = active.ledger.get_or_insert_with(|| Ledger::load(host));
+                let report =
+                    crate::library::curator::pass(host, &config, ledger, &mut active.cache, false, history_versions);
+                crate::schedule::audit::curator_pass(host, &report);
+                active.curator.done_shared(host, now, &config);
+                for change in &report.changes {
+                    out.push(
+                        serde_json::json!({"kind": "curator", "skill": change.name, "from": change.from, "to": change.to, "reason": change.reason})
+                            .to_string(),
+                    );
+                }
+            }
+            if let Some(lock) = lock {
+                lock.release(host);
             }
         }
         out

@@ -170,6 +170,21 @@ fn event_lines_decide_the_same_in_one_process_or_one_per_line() {
     for line in &lines {
         per_line.extend(run(&apart, &(line.to_string() + "\n")).0);
     }
+    // The reviewer started from event lines is seeded with the conversation those lines carried.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let prompt = loop {
+        let found = std::fs::read_dir(apart.agent_dir.path())
+            .unwrap()
+            .flatten()
+            .find(|e| e.file_name().to_string_lossy().starts_with("prompt-"))
+            .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default());
+        match found {
+            Some(text) if !text.is_empty() => break text,
+            _ if std::time::Instant::now() > deadline => panic!("the reviewer never got its prompt"),
+            _ => std::thread::sleep(std::time::Duration::from_millis(100)),
+        }
+    };
+    assert!(prompt.contains("User: install deps") && prompt.contains("User: use pnpm"), "{prompt}");
     kill_reviewers(&together);
     kill_reviewers(&apart);
     let a: Vec<Value> = one_process.iter().map(shape).collect();

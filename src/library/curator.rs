@@ -62,6 +62,49 @@ impl Schedule {
     pub fn done(&mut self, now: u64, config: &CuratorConfig) {
         self.next_ms = Some(now + config.interval_hours * 3_600_000);
     }
+
+    /// `due` by the schedule every process of the home shares (`curator-schedule.json` in the
+    /// state root): a process per event never lives `delaySeconds`, so the first process to find
+    /// no schedule sets the first pass to `now + delaySeconds`, and each pass sets the next.
+    /// Without a state root, this process's schedule.
+    pub fn due_shared(&mut self, host: &impl Host, now: u64, config: &CuratorConfig) -> bool {
+        if self.next_ms.is_none() {
+            return false;
+        }
+        if !host.has_root(&Root::State) {
+            return self.due(now);
+        }
+        match shared_next(host) {
+            Some(next) => now >= next,
+            None => {
+                set_shared_next(host, now + config.delay_seconds * 1000);
+                false
+            }
+        }
+    }
+
+    /// `done`, and the shared schedule's next pass.
+    pub fn done_shared(&mut self, host: &impl Host, now: u64, config: &CuratorConfig) {
+        self.done(now, config);
+        if host.has_root(&Root::State) {
+            set_shared_next(host, now + config.interval_hours * 3_600_000);
+        }
+    }
+}
+
+/// The curator's schedule, shared by every process of a home.
+const SCHEDULE_PATH: &str = "curator-schedule.json";
+
+fn shared_next(host: &impl Host) -> Option<u64> {
+    let bytes = host.read(&Root::State, SCHEDULE_PATH).ok().filter(|b| b.len() <= 1024)?;
+    serde_json::from_slice::<serde_json::Value>(&bytes).ok()?.get("nextMs")?.as_u64()
+}
+
+fn set_shared_next(host: &impl Host, next: u64) {
+    let bytes = serde_json::json!({"nextMs": next}).to_string();
+    if let Err(err) = crate::state_file::write_atomic(host, &Root::State, SCHEDULE_PATH, bytes.as_bytes()) {
+        host.log(crate::host::Level::Warn, &format!("could not save the curator's schedule: {err}"));
+    }
 }
 
 /// The day count a skill has gone without use, and why, or None while in its grace period.

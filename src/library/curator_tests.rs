@@ -139,6 +139,30 @@ fn the_schedule_waits_for_the_delay_then_the_interval() {
 }
 
 #[test]
+fn the_schedule_is_shared_by_every_process_of_the_home() {
+    let host = FakeHost::new(START);
+    let config = Config::default().curator;
+    let process = || {
+        let mut s = Schedule::default();
+        s.start(host.now_ms(), &config);
+        s
+    };
+    // The first process to look sets the first pass 30 s out; short processes see it come due.
+    assert!(!process().due_shared(&host, START, &config));
+    host.advance(29_999);
+    assert!(!process().due_shared(&host, host.now_ms(), &config));
+    host.advance(1);
+    let mut one = process();
+    assert!(one.due_shared(&host, host.now_ms(), &config));
+    one.done_shared(&host, host.now_ms(), &config);
+    assert!(!process().due_shared(&host, host.now_ms(), &config), "a pass in one process counts for all");
+    host.advance(24 * 3_600_000);
+    assert!(process().due_shared(&host, host.now_ms(), &config));
+    // Switched off (or no user root): never due.
+    assert!(!Schedule::default().due_shared(&host, host.now_ms(), &config));
+}
+
+#[test]
 fn a_status_change_is_kept_as_the_curators_version() {
     let (host, mut ledger, mut cache, config) = setup();
     host.advance(30 * DAY);
