@@ -159,11 +159,14 @@ pub fn handle(home: &Path, wasm: &Source, bytes: &[u8]) -> Result<Outcome> {
     if let Ok(mut provider) = live.provider.lock() {
         provider.note_session(&event.session, &event.cwd, event.transcript.as_deref());
     }
+    // A reviewer that is itself an agent with hooks (`claude -p` run by the `command` provider)
+    // fires them too: its turns are a subagent's, never counted toward a review of their own.
+    let reviewer = std::env::var("SELF_EVOLVE_ACTIVATION").ok().filter(|a| !a.is_empty());
     let ctx = CallContext {
         session: event.session.clone(),
-        agent: "main".into(),
-        origin: Origin::User,
-        depth: 0,
+        agent: reviewer.clone().unwrap_or_else(|| "main".into()),
+        origin: if reviewer.is_some() { Origin::Subagent } else { Origin::User },
+        depth: u32::from(reviewer.is_some()),
         cwd: event.cwd.clone(),
     };
     let mut decisions = live.plugin.tick()?;

@@ -65,7 +65,11 @@ pub fn run(options: Options) -> Result<()> {
         Some(project) => crate::caps::fs::roots::real_path(project),
         None => std::env::current_dir().context("the working directory")?,
     };
-    let reviewer = match options.as_reviewer {
+    // Started inside a live reviewer (its variables are set) from the user's own MCP config, the
+    // server is the reviewer's too: its writes must not pass for the user's agent's.
+    let inside_reviewer =
+        options.session.is_none() && std::env::var("SELF_EVOLVE_ACTIVATION").is_ok_and(|a| !a.is_empty());
+    let reviewer = match options.as_reviewer || inside_reviewer {
         false => None,
         true => {
             let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());

@@ -254,3 +254,43 @@ test('two MCP servers on one home: every write reported written is on disk, each
     await Promise.all(clients.map((client) => client.close()));
   }
 });
+
+// A live reviewer's server (`mcp --as-reviewer`, started by the `command` reviewer provider's
+// agent CLI): the session and identity come from SELF_EVOLVE_* variables, and its writes are the
+// reviewer's in the parent session, as the version history records them.
+test('mcp --as-reviewer writes as the reviewer of the parent session', async () => {
+  const { home: homeDir, project } = home();
+  const transport = new StdioClientTransport({
+    command: CLI,
+    args: ['--wasm', WASM, 'mcp', '--as-reviewer', '--home', homeDir, '--project', project],
+    env: { ...process.env, SELF_EVOLVE_SESSION: 'cc-parent', SELF_EVOLVE_ACTIVATION: 'rv-1-2-3' },
+    stderr: 'pipe',
+  });
+  const client = new Client({ name: 'self-evolve-reviewer-test', version: '1.0.0' });
+  await client.connect(transport);
+  try {
+    const created = answer(await call(client, {
+      action: 'create', name: 'pnpm-usage',
+      description: 'Package manager choice for Node projects. Use when installing dependencies.',
+      body: 'Use pnpm.\n',
+    }));
+    assert.equal(created.status, 'written', JSON.stringify(created));
+  } finally {
+    await client.close();
+  }
+  const { execFileSync } = await import('node:child_process');
+  const log = JSON.parse(execFileSync(CLI, ['--wasm', WASM, 'skills', '--home', homeDir, 'log', 'pnpm-usage', '--json'], { cwd: project }).toString());
+  const text = JSON.stringify(log);
+  assert.ok(text.includes('"actor":"reviewer"') && text.includes('"by":"rv-1-2-3"') && text.includes('cc-parent'), text);
+});
+
+test('mcp --as-reviewer without its variables refuses to start, naming them', async () => {
+  const { home: homeDir } = home();
+  const { spawnSync } = await import('node:child_process');
+  const env = { ...process.env };
+  delete env.SELF_EVOLVE_SESSION;
+  delete env.SELF_EVOLVE_ACTIVATION;
+  const out = spawnSync(CLI, ['--wasm', WASM, 'mcp', '--as-reviewer', '--home', homeDir], { env, input: '' });
+  assert.notEqual(out.status, 0);
+  assert.match(out.stderr.toString(), /SELF_EVOLVE_SESSION/);
+});
