@@ -398,12 +398,14 @@ impl<H: Host> Plugin<H> {
             let lock = crate::state_file::try_lock(host, "curator-pass");
             let ours = lock.is_some() || !host.has_root(&Root::State);
             if ours && active.curator.due_shared(host, now, &config) {
+                // The next pass is set first: a pass that fails (or runs past the call's deadline)
+                // is not retried by every process that ticks after it.
+                active.curator.done_shared(host, now, &config);
                 let history_versions = active.config.history_versions;
                 let ledger = active.ledger.get_or_insert_with(|| Ledger::load(host));
                 let report =
                     crate::library::curator::pass(host, &config, ledger, &mut active.cache, false, history_versions);
                 crate::schedule::audit::curator_pass(host, &report);
-                active.curator.done_shared(host, now, &config);
                 for change in &report.changes {
                     out.push(
                         serde_json::json!({"kind": "curator", "skill": change.name, "from": change.from, "to": change.to, "reason": change.reason})
@@ -430,11 +432,23 @@ impl<H: Host> Plugin<H> {
         sessions::sweep(host);
         let mut out = Vec::new();
         for (session, activation) in sessions::in_flight(&self.host) {
-            out.extend(self.session_event(&session, |host, active| active.review.tick(host, &active.config)));
-            // A marker without its review (the process died between the two writes) goes.
-            let live = sessions::load(&self.host, &session).review.in_flight.is_some_and(|f| f.id == activation);
-            if !live {
-                sessions::forget_stale_marker(&self.host, &activation);
+            // Under the session's lock: a marker whose review the session no longer has (its
+            // process died between the two writes) goes; one of a session busy elsewhere stays.
+            let decisions = self.in_session(&session, |host, active| {
+                let out = active.review.tick(host, &active.config);
+                let live = active
+                    .review
+                    .sessions
+                    .get(&session)
+                    .and_then(|s| s.in_flight.as_ref())
+                    .is_some_and(|f| f.id == activation);
+                if !live {
+                    sessions::forget_stale_marker(host, &activation);
+                }
+                out
+            });
+            if let Some(Ok(decisions)) = decisions {
+                out.extend(decisions);
             }
         }
         out

@@ -33,6 +33,36 @@ fn plugin(config: &str, home: &std::path::Path) -> anyhow::Result<Plugin> {
     Ok(plugin)
 }
 
+/// A process per event, as Claude Code runs hooks: `self-evolve hook` from spawn to exit
+/// (load the cached compiled component, instantiate, init, the event, the tick, the log).
+fn live_processes() -> anyhow::Result<()> {
+    let home = tempfile::tempdir()?;
+    let project = tempfile::tempdir()?;
+    std::fs::create_dir(project.path().join(".git"))?;
+    let run = |name: &str| -> anyhow::Result<Duration> {
+        let event = serde_json::json!({"session_id": "bench", "cwd": project.path(), "hook_event_name": name,
+            "prompt": "use pnpm", "tool_name": "Bash", "tool_input": {"command": "make"}, "tool_response": "ok"});
+        let t = Instant::now();
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_self-evolve"))
+            .args(["--wasm"])
+            .arg(wasm())
+            .args(["hook", "--home"])
+            .arg(home.path())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .spawn()?;
+        child.stdin.take().map(|mut i| i.write_all(event.to_string().as_bytes())).transpose()?;
+        child.wait()?;
+        Ok(t.elapsed())
+    };
+    run("SessionStart")?; // fills the compiled-code cache
+    for name in ["UserPromptSubmit", "PostToolUse", "Stop"] {
+        let samples: anyhow::Result<Vec<Duration>> = (0..30).map(|_| run(name)).collect();
+        println!("{:<58} median {:>10?}", format!("`self-evolve hook` process, {name}"), median(samples?));
+    }
+    Ok(())
+}
+
 fn main() -> anyhow::Result<()> {
     let home = tempfile::tempdir()?;
     let ctx = user_context("s1");
@@ -63,6 +93,36 @@ fn main() -> anyhow::Result<()> {
             .collect(),
     );
     println!("{:<58} median {:>10?}", "turn-end, due, counters gate, up to subagent.start", due);
+
+    // Events that read and write the session's state file (a process per event relies on it).
+    let mut p = plugin("{}", home.path())?;
+    let message = median(
+        (0..2_000)
+            .map(|_| {
+                let t = Instant::now();
+                p.user_message(&ctx, "please use pnpm, not npm", true).unwrap();
+                t.elapsed()
+            })
+            .collect(),
+    );
+    println!("{:<58} median {:>10?}", "user message (session state loaded and saved)", message);
+    let event = self_evolve_host::plugin::ToolEvent {
+        tool: "bash".into(),
+        args_json: r#"{"command":"make"}"#.into(),
+        ok: true,
+        output: "ok".into(),
+    };
+    let tool = median(
+        (0..2_000)
+            .map(|_| {
+                let t = Instant::now();
+                p.tool_result(&ctx, &event).unwrap();
+                t.elapsed()
+            })
+            .collect(),
+    );
+    println!("{:<58} median {:>10?}", "tool result (session state loaded and saved)", tool);
+    live_processes()?;
 
     // Replay throughput: 100,000 events over 20 sessions.
     let dir = tempfile::tempdir()?;

@@ -133,7 +133,10 @@ impl http::Host for HostState {
             body: req.body,
             timeout_ms: req.timeout_ms,
         };
-        match self.http.post(&request) {
+        let started = std::time::Instant::now();
+        let outcome = self.http.post(&request);
+        self.host_wait += started.elapsed();
+        match outcome {
             Ok(r) => Ok(http::Response { status: r.status, body: r.body }),
             Err(httpcap::HttpErr::Timeout) => Err(http::HttpError::Timeout),
             Err(httpcap::HttpErr::NoCredential) => Err(http::HttpError::NoCredential),
@@ -155,14 +158,17 @@ impl http::Host for HostState {
 impl subagent::Host for HostState {
     fn start(&mut self, spec: subagent::Spec) -> Result<String, String> {
         self.subagents.set_now(self.clock.now_ms());
-        self.subagents.start(&subcap::Spec {
+        let started = std::time::Instant::now();
+        let outcome = self.subagents.start(&subcap::Spec {
             parent_session: spec.parent_session,
             provider: spec.provider,
             delivery: spec.delivery,
             prompt: spec.prompt,
             tools: spec.tools,
             timeout_ms: spec.timeout_ms,
-        })
+        });
+        self.host_wait += started.elapsed();
+        outcome
     }
     fn restrict_tools(&mut self, id: String, tools: Vec<String>) -> Result<(), String> {
         self.subagents.restrict_tools(&id, &tools)

@@ -60,6 +60,7 @@ impl HostConfig {
             clock: self.clock,
             log: self.log,
             limiter: MemoryLimiter { limit_bytes: self.limits.memory_bytes, max_table_elements: 100_000, hit: false },
+            host_wait: std::time::Duration::ZERO,
         };
         (state, self.limits, self.cache_dir)
     }

@@ -94,7 +94,16 @@ impl<B> Sandbox<B> {
         state.limiter.hit = false;
         let mut store = Store::new(&self.engine, state);
         store.limiter(|s| &mut s.limiter);
-        store.epoch_deadline_trap();
+        // The deadline is for the plugin's own work: time it spent waiting on the host's network
+        // or process starts (each bounded by its own timeout) extends it once; past that, a trap.
+        store.epoch_deadline_callback(|mut ctx| {
+            let waited = std::mem::take(&mut ctx.data_mut().host_wait);
+            if waited.is_zero() {
+                return Err(wasmtime::Error::new(Trap::Interrupt));
+            }
+            let ticks = waited.as_millis().div_ceil(EPOCH_TICK.as_millis()) as u64;
+            Ok(wasmtime::UpdateDeadline::Continue(ticks + 1))
+        });
         store
     }
 
@@ -125,6 +134,7 @@ impl<B> Sandbox<B> {
         };
         store.set_epoch_deadline(ticks);
         store.data_mut().limiter.hit = false;
+        store.data_mut().host_wait = std::time::Duration::ZERO;
         match f(bindings, store) {
             Ok(value) => Ok(value),
             Err(err) => {

@@ -14,6 +14,9 @@ pub struct HostState {
     pub clock: Arc<dyn Clock>,
     pub log: LogSink,
     pub limiter: MemoryLimiter,
+    /// Time this call spent waiting on the network or a process start (bounded by their own
+    /// timeouts): the call's deadline is for the plugin's own work, so it is extended by this.
+    pub host_wait: std::time::Duration,
 }
 
 /// Caps linear memory and tables; remembers that the cap was hit so a trap can be named.

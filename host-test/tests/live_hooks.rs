@@ -49,14 +49,18 @@ fn a_due_turn_starts_a_real_reviewer_whose_patch_lands_through_every_guard() {
     let reviews = cli(&s).args(["skills", "--home"]).arg(s.home.path()).args(["reviews", "--json"]).output().unwrap();
     let reviews = String::from_utf8_lossy(&reviews.stdout);
     assert!(reviews.contains(id) && reviews.contains("completed"), "{reviews}");
-    // The session's counters survived every process: the status shows one review started.
-    let status = tool(&s, "cc-1", json!({"action": "list"}));
-    assert!(status.1);
+    // The session's counters survived every process: its status shows one review, ended.
+    let status =
+        event_lines(&s, &[json!({"type": "command", "session": "cc-1", "text": "/skills review status --json"})]);
+    let status: Value = serde_json::from_str(status[0]["output"].as_str().unwrap()).unwrap();
+    assert_eq!((status["turn"].as_u64(), status["reviewsStarted"].as_u64()), (Some(2), Some(1)), "{status}");
+    assert_eq!(status["inFlight"], Value::Null, "{status}");
+    assert_eq!(status["lastOutcome"], "completed: patched pnpm-usage", "{status}");
 }
 
 #[test]
 fn a_second_due_turn_starts_nothing_and_a_hanging_reviewer_is_killed_with_its_children() {
-    let s = session("hang", 4_000);
+    let s = session("hang", 8_000);
     hook(&s, "UserPromptSubmit", json!({"prompt": "one"}));
     hook(&s, "Stop", json!({}));
     turn(&s, "two");

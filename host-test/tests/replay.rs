@@ -203,3 +203,37 @@ fn an_endless_line_is_refused_with_bounded_memory() {
     assert!(!ok && stdout.is_empty());
     assert!(stderr.contains("/dev/zero:1") && stderr.contains("a line longer than"), "{stderr}");
 }
+
+/// The per-call deadline (2 s) is for the plugin's own work: a gate that takes longer to answer,
+/// within its own timeout, is waited for, not a trap that loses the turn.
+#[test]
+fn a_slow_gate_answer_within_its_timeout_is_not_a_trap() {
+    let dir = tempfile::tempdir().unwrap();
+    let session = dir.path().join("slow.jsonl");
+    let lines = [
+        r#"{"t":0,"type":"config","config":{"review":{"turnInterval":1,"gate":"jev","jev":{"timeoutMs":3500}}}}"#,
+        r#"{"t":1000,"type":"user","session":"s1","text":"use pnpm","human":true}"#,
+        r#"{"t":2000,"type":"turn-end","session":"s1","status":"completed"}"#,
+    ];
+    std::fs::write(&session, lines.join("\n") + "\n").unwrap();
+    let replies = dir.path().join("replies.json");
+    std::fs::write(&replies, r#"[{"status": 200, "delayMs": 2600, "body": {"choice": "no", "confidence": 0.95}}]"#)
+        .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_self-evolve"))
+        .arg("--wasm")
+        .arg(root().join("dist/self-evolve.wasm"))
+        .args(["replay", "--json", "--home"])
+        .arg(home.path())
+        .arg("--gate-replies")
+        .arg(&replies)
+        .arg(&session)
+        .env("SELF_EVOLVE_CACHE_DIR", env!("CARGO_TARGET_TMPDIR"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let gate: Value =
+        stdout.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()).find(|d| d["kind"] == "gate").unwrap();
+    assert_eq!((gate["decision"].as_str(), gate["source"].as_str()), (Some("skip"), Some("jev")), "{stdout}");
+}

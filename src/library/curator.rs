@@ -65,7 +65,8 @@ impl Schedule {
 
     /// `due` by the schedule every process of the home shares (`curator-schedule.json` in the
     /// state root): a process per event never lives `delaySeconds`, so the first process to find
-    /// no schedule sets the first pass to `now + delaySeconds`, and each pass sets the next.
+    /// no schedule makes its own first pass (its start plus the delay) everyone's, and each pass
+    /// sets the next.
     /// Without a state root, this process's schedule.
     pub fn due_shared(&mut self, host: &impl Host, now: u64, config: &CuratorConfig) -> bool {
         if self.next_ms.is_none() {
@@ -76,9 +77,11 @@ impl Schedule {
         }
         match shared_next(host) {
             Some(next) => now >= next,
+            // The first process to look: its own first pass (its start plus the delay) is everyone's.
             None => {
-                set_shared_next(host, now + config.delay_seconds * 1000);
-                false
+                let first = self.next_ms.unwrap_or(now + config.delay_seconds * 1000);
+                set_shared_next(host, first);
+                now >= first
             }
         }
     }

@@ -147,7 +147,8 @@ fn the_schedule_is_shared_by_every_process_of_the_home() {
         s.start(host.now_ms(), &config);
         s
     };
-    // The first process to look sets the first pass 30 s out; short processes see it come due.
+    // The first process to look makes its first pass (30 s after its start) everyone's; short
+    // processes see it come due.
     assert!(!process().due_shared(&host, START, &config));
     host.advance(29_999);
     assert!(!process().due_shared(&host, host.now_ms(), &config));

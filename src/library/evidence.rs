@@ -11,8 +11,9 @@
 //! corrections and may count a "no" that agrees. The counts are evidence for an operator to
 //! read, never a reason for the plugin to change a skill on its own.
 //!
-//! Owns: the per-session memory of which skills the current and the last turn loaded (this
-//! process's; a turn's events reach one process), and the correction heuristic. The counts
+//! Owns: the per-session memory of which skills the current and the last turn loaded (kept with
+//! the session's state in the state root, `schedule::sessions`, so a process per event counts as
+//! one process does), and the correction heuristic. The counts
 //! live in the ledger (`ledger::Evidence`), which every process appends to.
 
 use crate::api::TurnStatus;

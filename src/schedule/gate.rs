@@ -16,6 +16,9 @@ pub const CHOICES: [&str; 3] = ["yes", "no", "unclear"];
 pub const LOG_PATH: &str = "gates.jsonl";
 /// Path on the gate endpoint the request is posted to.
 pub const ENDPOINT_PATH: &str = "/choice";
+/// The longest attempt when the session's state is on disk (two attempts stay under the 10 s
+/// after which other processes break the session's lock as stale).
+pub const MAX_ATTEMPT_MS_UNDER_LOCK: u32 = 4_000;
 /// Consecutive failures that open the breaker.
 pub const BREAKER_THRESHOLD: u32 = 3;
 /// Largest chat-completions body read; the answer is one small object, anything larger is malformed.
@@ -295,7 +298,13 @@ pub fn ask<'a>(
     if breaker.open {
         return (Verdict::Review, record(Verdict::Review, "counters", "fallback: circuit open".into(), None));
     }
-    let request = gate.request(session, digest);
+    let mut request = gate.request(session, digest);
+    // With session state on disk the call holds the session's lock, which other processes take
+    // for stale after 10 s: both attempts must end well before that.
+    if crate::schedule::sessions::persisted(host) {
+        request.timeout_ms = request.timeout_ms.min(MAX_ATTEMPT_MS_UNDER_LOCK);
+    }
+    let timeout_ms = request.timeout_ms;
     let mut outcome = host.http_post(&request);
     if let Ok(response) = &outcome
         && (response.status == 429 || response.status >= 500)
@@ -315,7 +324,7 @@ pub fn ask<'a>(
             format!("fallback: http {} after one retry", response.status)
         }
         Ok(response) => format!("fallback: http {}", response.status),
-        Err(HttpError::Timeout) => format!("fallback: timeout after {} ms", gate.timeout_ms()),
+        Err(HttpError::Timeout) => format!("fallback: timeout after {timeout_ms} ms"),
         Err(HttpError::NoCredential) => "fallback: no credential".into(),
         Err(HttpError::Denied) => "fallback: endpoint denied by the host".into(),
         Err(HttpError::Network(msg)) => {

@@ -135,11 +135,15 @@ impl Scheduler {
             return vec![decision(&ctx.session, 0, "skip", "not a top-level agent: subagent turns are never reviewed")];
         }
         let state = self.sessions.entry(ctx.session.clone()).or_default();
+        // A review past its timeout ends here too: with a process per event, a tick may not have
+        // come since (or its marker was lost), and the session would wait on it for ever.
+        let timed_out = time_out(host, config, &ctx.session, state);
         if status != TurnStatus::Completed {
             state.pending_tools = 0;
             state.digest.end_turn();
             let why = if status == TurnStatus::Aborted { "aborted" } else { "failed" };
-            return vec![decision(&ctx.session, state.turn, "skip", &format!("turn {why}: not counted"))];
+            let skip = decision(&ctx.session, state.turn, "skip", &format!("turn {why}: not counted"));
+            return timed_out.into_iter().chain([skip]).collect();
         }
         state.turn += 1;
         state.turns_since_review += 1;
@@ -152,7 +156,8 @@ impl Scheduler {
             // switch whenever it can matter (a due turn), never on the cheap path.
             self.load_override(host);
         }
-        let out = self.consider(host, config, &ctx.session, false);
+        let out: Vec<Decision> =
+            timed_out.into_iter().chain(self.consider(host, config, &ctx.session, false)).collect();
         if let Some(state) = self.sessions.get_mut(&ctx.session) {
             state.digest.end_turn();
         }
@@ -311,29 +316,12 @@ impl Scheduler {
 
     /// Aborts reviewers that ran past `timeoutMinutes`.
     pub fn tick(&mut self, host: &impl Host, config: &Config) -> Vec<Decision> {
-        let now = host.now_ms();
-        let limit = config.review.timeout_minutes * MINUTE_MS;
         let mut out = Vec::new();
         for (session, state) in self.sessions.iter_mut() {
-            let Some(flight) = &state.in_flight else { continue };
-            if now.saturating_sub(flight.started_ms) < limit {
-                continue;
-            }
-            host.subagent_abort(&flight.id);
-            let reason = format!("timed out after {} min; aborted", config.review.timeout_minutes);
-            crate::schedule::audit::review_ended(host, &flight.id, "timed-out", &reason);
-            state.last_outcome = Some(format!("timed-out: {reason}"));
-            let line = json!({
-                "kind": "review", "session": session, "turn": flight.turn, "action": "abort",
-                "activation": flight.id, "reason": reason,
-            });
-            host.log(Level::Info, &format!("reviewer {} {reason}", flight.id));
-            state.in_flight = None;
-            out.push(line.to_string());
+            out.extend(time_out(host, config, session, state));
         }
         out
     }
-
     /// Reads the shared breaker (another process may have opened it), for `status`.
     pub fn refresh_breaker(&mut self, host: &impl Host) {
         self.breaker = sessions::breaker_before(host, &self.breaker_memory, host.now_ms());
@@ -372,3 +360,23 @@ impl Scheduler {
 #[cfg(test)]
 #[path = "scheduler_tests.rs"]
 mod tests;
+
+/// Aborts `session`'s reviewer when it ran past `timeoutMinutes`; its decision line.
+fn time_out(host: &impl Host, config: &Config, session: &str, state: &mut SessionState) -> Option<Decision> {
+    let flight = state.in_flight.as_ref()?;
+    let limit = config.review.timeout_minutes * MINUTE_MS;
+    if host.now_ms().saturating_sub(flight.started_ms) < limit {
+        return None;
+    }
+    host.subagent_abort(&flight.id);
+    let reason = format!("timed out after {} min; aborted", config.review.timeout_minutes);
+    crate::schedule::audit::review_ended(host, &flight.id, "timed-out", &reason);
+    state.last_outcome = Some(format!("timed-out: {reason}"));
+    let line = json!({
+        "kind": "review", "session": session, "turn": flight.turn, "action": "abort",
+        "activation": flight.id, "reason": reason,
+    });
+    host.log(Level::Info, &format!("reviewer {} {reason}", flight.id));
+    state.in_flight = None;
+    Some(line.to_string())
+}

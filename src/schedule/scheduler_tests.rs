@@ -99,7 +99,7 @@ fn disabled_cooldown_budget_and_in_flight_each_skip() {
     let off = config(r#"{"review":{"enabled":false,"turnInterval":1}}"#);
     assert!(turns(&mut s, &host, &off, 1)[0].1.starts_with("disabled"));
 
-    let c = config(r#"{"review":{"turnInterval":1,"maxPerSession":2,"cooldownMinutes":20}}"#);
+    let c = config(r#"{"review":{"turnInterval":1,"maxPerSession":2,"cooldownMinutes":20,"timeoutMinutes":30}}"#);
     let mut s = Scheduler::default();
     assert_eq!(turns(&mut s, &host, &c, 1)[0].0, "start");
     let in_flight = turns(&mut s, &host, &c, 1);
@@ -217,4 +217,19 @@ fn the_override_persists_in_review_json() {
     restarted.load_override(&host);
     assert_eq!(restarted.enabled_override, Some(false));
     assert!(!restarted.enabled(&config("")));
+}
+
+#[test]
+fn a_review_past_its_timeout_ends_at_the_next_turn_even_without_a_tick() {
+    let host = FakeHost::new(0);
+    let c = config(r#"{"review":{"turnInterval":1,"cooldownMinutes":0,"timeoutMinutes":5}}"#);
+    let mut s = Scheduler::default();
+    assert_eq!(turns(&mut s, &host, &c, 1)[0].0, "start");
+    host.advance(4 * MIN);
+    assert!(turns(&mut s, &host, &c, 1)[0].1.starts_with("a review is already in flight"));
+    host.advance(MIN);
+    let out = turns(&mut s, &host, &c, 1);
+    assert_eq!(out[0].0, "abort", "{out:?}");
+    assert_eq!(out[1].0, "start", "the turn that ended it may start the next: {out:?}");
+    assert_eq!(host.aborted.borrow().as_slice(), ["act-1"]);
 }

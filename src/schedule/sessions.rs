@@ -203,15 +203,18 @@ pub fn breaker_before(host: &impl Host, memory: &StoredBreaker, now: u64) -> Bre
 /// Merges what one gate call did (a success resets, a failure counts) into the shared breaker,
 /// under its lock, so calls in several processes add up instead of overwriting each other.
 pub fn breaker_after(host: &impl Host, memory: &mut StoredBreaker, before: &Breaker, after: &Breaker, now: u64) {
-    let succeeded = after.consecutive_failures == 0 && before.consecutive_failures != 0;
-    let failed = after.consecutive_failures > before.consecutive_failures;
-    if !succeeded && !failed {
+    // An open breaker makes no call: nothing to count. Otherwise the call either answered (the
+    // count went to zero) or failed (it went up).
+    if before.open {
         return;
     }
+    let succeeded = after.consecutive_failures == 0;
     let apply = |stored: &mut StoredBreaker| {
         if succeeded {
             *stored = StoredBreaker::default();
-        } else {
+            return;
+        }
+        {
             let expired = stored.opened_ms.is_some_and(|t| now >= t.saturating_add(BREAKER_OPEN_MS));
             if expired {
                 stored.opened_ms = None;
@@ -223,6 +226,10 @@ pub fn breaker_after(host: &impl Host, memory: &mut StoredBreaker, before: &Brea
             }
         }
     };
+    if persisted(host) && succeeded && load_breaker(host, memory) == StoredBreaker::default() {
+        // Already closed and at zero: no write (the common case costs one read).
+        return;
+    }
     if !persisted(host) {
         apply(memory);
         return;

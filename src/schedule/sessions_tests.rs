@@ -91,7 +91,15 @@ fn breaker_failures_add_up_across_processes_and_reopen_after_the_window() {
     let half = breaker_before(&host, &memory, BREAKER_OPEN_MS);
     assert!(!half.open, "closed again after the window");
     assert_eq!(half.consecutive_failures, gate::BREAKER_THRESHOLD - 1, "one more failure reopens it");
-    // A success resets it for everyone.
+    // A success resets it for everyone, even failures other processes added after it read it.
+    let mut memory = StoredBreaker::default();
+    let seen = breaker_before(&host, &memory, BREAKER_OPEN_MS);
+    let failed = Breaker { consecutive_failures: seen.consecutive_failures + 1, open: false };
+    breaker_after(&host, &mut memory, &seen, &failed, BREAKER_OPEN_MS);
+    assert!(breaker_before(&host, &memory, BREAKER_OPEN_MS).open, "the half-open breaker's failure reopens it");
+    let stale_view = Breaker { consecutive_failures: 1, open: false };
+    breaker_after(&host, &mut memory, &stale_view, &Breaker::default(), BREAKER_OPEN_MS);
+    assert_eq!(breaker_before(&host, &memory, BREAKER_OPEN_MS), Breaker::default());
     let mut memory = StoredBreaker::default();
     breaker_after(&host, &mut memory, &half, &Breaker::default(), BREAKER_OPEN_MS);
     assert_eq!(breaker_before(&host, &memory, BREAKER_OPEN_MS), Breaker::default());

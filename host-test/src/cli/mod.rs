@@ -162,6 +162,11 @@ enum Command {
     },
 }
 
+/// A home as an absolute path: live processes hand it to reviewers that run in other folders.
+fn absolute(home: PathBuf) -> PathBuf {
+    std::path::absolute(&home).unwrap_or(home)
+}
+
 /// Parses the command line and runs it; the binary is only this call.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -192,11 +197,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Hook { home } => {
-            crate::live::hook::main(&home.unwrap_or_else(home::default_home), &wasm);
+            crate::live::hook::main(&absolute(home.unwrap_or_else(home::default_home)), &wasm);
             Ok(ExitCode::SUCCESS)
         }
         Command::Event { home, cwd } => {
-            let home = home.unwrap_or_else(home::default_home);
+            let home = absolute(home.unwrap_or_else(home::default_home));
             let cwd = match cwd {
                 Some(cwd) => cwd,
                 None => std::env::current_dir().context("the working directory")?,
@@ -208,7 +213,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(2) })
         }
         Command::Tool { name, args, home, session, agent, cwd } => {
-            let home = home.unwrap_or_else(home::default_home);
+            let home = absolute(home.unwrap_or_else(home::default_home));
             let cwd = match cwd {
                 Some(cwd) => cwd,
                 None => std::env::current_dir().context("the working directory")?,

@@ -27,8 +27,9 @@ pub struct CommandReviewer {
     /// The command and its arguments; `{session}`, `{activation}`, `{cwd}` and `{transcript}`
     /// are replaced in each argument.
     pub argv: Vec<String>,
-    /// Extra environment for the reviewer (on top of the host's and the `SELF_EVOLVE_*` ones).
-    pub env: BTreeMap<String, String>,
+    /// Extra environment for the reviewer (on top of the host's and the `SELF_EVOLVE_*` ones);
+    /// `None` (JSON `null`) removes a variable the host has.
+    pub env: BTreeMap<String, Option<String>>,
     /// Append the parent conversation (from the transcript) to the prompt on stdin.
     pub seed_transcript: bool,
     /// The host's cap on a reviewer's run (the plugin's `review.timeoutMinutes` also applies).
@@ -174,11 +175,19 @@ fn reviewer(value: &Value) -> Result<Reviewer> {
             let mut env = BTreeMap::new();
             if let Some(vars) = rest.get("env") {
                 for (k, v) in object(vars, "`reviewer.env`")? {
-                    let v = v.as_str().ok_or_else(|| anyhow!("`reviewer.env.{}` must be a string", visible(k)))?;
-                    if k.is_empty() || k.contains('=') || k.contains('\0') || v.contains('\0') {
+                    let v = match v {
+                        Value::Null => None,
+                        Value::String(v) => Some(v.clone()),
+                        _ => bail!("`reviewer.env.{}` must be a string, or null to unset it", visible(k)),
+                    };
+                    if k.is_empty()
+                        || k.contains('=')
+                        || k.contains('\0')
+                        || v.as_ref().is_some_and(|v| v.contains('\0'))
+                    {
                         bail!("`reviewer.env.{}` is not a usable environment variable", visible(k));
                     }
-                    env.insert(k.clone(), v.to_string());
+                    env.insert(k.clone(), v);
                 }
             }
             let seed_transcript = match string(&rest, "seed", "reviewer.")?.as_deref() {
@@ -209,7 +218,8 @@ mod tests {
     fn reads_endpoints_reviewers_and_the_hook() {
         let file = HostFile::from_json(&json!({
             "endpoints": {"llm": {"url": "https://api.example/v1", "apiKeyEnv": "EXAMPLE_KEY"}},
-            "reviewer": {"provider": "command", "argv": ["claude", "-p", "--resume", "{session}"], "seed": "none"},
+            "reviewer": {"provider": "command", "argv": ["claude", "-p", "--resume", "{session}"], "seed": "none",
+                         "env": {"NO_COLOR": "1", "OPENAI_API_KEY": null}},
             "hook": {"budgetMs": 5000, "systemMessage": true}
         }))
         .unwrap();
@@ -218,6 +228,8 @@ mod tests {
         match file.reviewer {
             Reviewer::Command(c) => {
                 assert_eq!(c.argv, ["claude", "-p", "--resume", "{session}"]);
+                assert_eq!(c.env["NO_COLOR"].as_deref(), Some("1"));
+                assert_eq!(c.env["OPENAI_API_KEY"], None, "null unsets a variable");
                 assert!(!c.seed_transcript);
             }
             other => panic!("{other:?}"),

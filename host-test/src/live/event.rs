@@ -73,12 +73,16 @@ fn handle(live: &mut super::Live, cwd: &str, event: &Event) -> Result<Vec<String
         }
     }
     let plugin = &mut live.plugin;
+    let mut decisions = match plugin.tick() {
+        Ok(decisions) => decisions,
+        // A failed tick is reported; the event is delivered anyway.
+        Err(err) => vec![json!({"kind": "event", "ok": false, "error": format!("tick: {err}")}).to_string()],
+    };
     let ctx_of = |session: &str, origin: &str, depth: u32| {
         let mut ctx = context(session, origin, depth);
         ctx.cwd = cwd.to_string();
         ctx
     };
-    let mut decisions = plugin.tick()?;
     match event {
         Event::User { session, text, human, .. } => {
             decisions.extend(plugin.user_message(&ctx_of(session, "user", 0), text, *human)?)

@@ -152,25 +152,38 @@ pub struct Outcome {
     pub decisions: Vec<String>,
 }
 
-/// Handles one event end to end: the plugin's events, its tick, the log.
-pub fn handle(home: &Path, wasm: &Source, bytes: &[u8]) -> Result<Outcome> {
+/// Handles one event end to end: the plugin's events, its tick, the log. Each call into the
+/// plugin holds `busy`, so the budget's watchdog never stops the process in the middle of one
+/// (a review started but not yet recorded).
+pub fn handle(home: &Path, wasm: &Source, bytes: &[u8], busy: &std::sync::Mutex<()>) -> Result<Outcome> {
     let event = parse(bytes)?;
+    let guard = busy.lock().unwrap_or_else(|e| e.into_inner());
     let mut live = super::open(home, wasm)?;
+    drop(guard);
     if let Ok(mut provider) = live.provider.lock() {
         provider.note_session(&event.session, &event.cwd, event.transcript.as_deref());
     }
     // A reviewer that is itself an agent with hooks (`claude -p` run by the `command` provider)
-    // fires them too: its turns are a subagent's, never counted toward a review of their own.
+    // fires them too: its turns are a subagent's in the parent session (its own `session_id` is
+    // the fork's), never counted toward a review of their own.
     let reviewer = std::env::var("SELF_EVOLVE_ACTIVATION").ok().filter(|a| !a.is_empty());
+    let parent = std::env::var("SELF_EVOLVE_SESSION").ok().filter(|s| !s.is_empty() && reviewer.is_some());
     let ctx = CallContext {
-        session: event.session.clone(),
+        session: parent.unwrap_or_else(|| event.session.clone()),
         agent: reviewer.clone().unwrap_or_else(|| "main".into()),
         origin: if reviewer.is_some() { Origin::Subagent } else { Origin::User },
         depth: u32::from(reviewer.is_some()),
         cwd: event.cwd.clone(),
     };
-    let mut decisions = live.plugin.tick()?;
+    let mut decisions = Vec::new();
+    let mut errors = Vec::new();
+    // A failed tick (a curator pass past its deadline) is logged; the event is delivered anyway.
+    match live.plugin.tick() {
+        Ok(more) => decisions.extend(more),
+        Err(err) => errors.push(format!("tick: {err}")),
+    }
     for action in actions(&event, &SkillRoots::for_event(home, &event.cwd)) {
+        let _guard = busy.lock().unwrap_or_else(|e| e.into_inner());
         let more = match action {
             Action::User(text) => live.plugin.user_message(&ctx, crate::plugin::clip_event_text(&text), true)?,
             Action::Assistant(text) => live.plugin.assistant_message(&ctx, crate::plugin::clip_event_text(&text))?,
@@ -179,8 +192,15 @@ pub fn handle(home: &Path, wasm: &Source, bytes: &[u8]) -> Result<Outcome> {
         };
         decisions.extend(more);
     }
-    decisions.extend(live.plugin.pump_activations()?);
+    match live.plugin.pump_activations() {
+        Ok(more) => decisions.extend(more),
+        Err(err) => errors.push(format!("reaping reviewers: {err}")),
+    }
     live.record(&format!("hook {}", event.name), &decisions);
+    for error in errors {
+        let line = serde_json::json!({"source": "hook", "level": "error", "log": error});
+        super::append_log(home, &format!("{line}\n"));
+    }
     let started = decisions
         .iter()
         .filter_map(|d| serde_json::from_str::<Value>(d).ok())
@@ -200,8 +220,12 @@ pub fn main(home: &Path, wasm: &Source) {
     let budget = super::config::HostFile::load(home).map(|f| f.hook.budget).unwrap_or_default();
     let budget = if budget.is_zero() { std::time::Duration::from_secs(10) } else { budget };
     let watchdog_home = home.to_path_buf();
+    let busy = std::sync::Arc::new(std::sync::Mutex::new(()));
+    let watched = busy.clone();
     std::thread::spawn(move || {
         std::thread::sleep(budget);
+        // Never in the middle of a plugin call (each is bounded by its own deadline).
+        let _guard = watched.lock().unwrap_or_else(|e| e.into_inner());
         let line = serde_json::json!({"source": "hook", "level": "warn", "log": format!("the hook ran past its {} ms budget and stopped", budget.as_millis())});
         super::append_log(&watchdog_home, &format!("{line}\n"));
         std::process::exit(0);
@@ -213,7 +237,7 @@ pub fn main(home: &Path, wasm: &Source) {
         Ok(_) if bytes.len() as u64 > MAX_INPUT_BYTES => {
             Err(anyhow::anyhow!("the hook event is over {MAX_INPUT_BYTES} bytes; ignored"))
         }
-        Ok(_) => handle(home, wasm, &bytes),
+        Ok(_) => handle(home, wasm, &bytes, &busy),
     };
     match outcome {
         Ok(outcome) if !outcome.stdout.is_empty() => crate::say!("{}", outcome.stdout),

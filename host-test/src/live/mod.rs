@@ -90,12 +90,18 @@ impl Live {
     }
 }
 
+const MAX_LOG_BYTES: u64 = 16 << 20;
+
 /// One append to `<state>/live.jsonl`.
 pub fn append_log(home: &Path, lines: &str) {
     if lines.is_empty() {
         return;
     }
     let path = home::state(home).join("live.jsonl");
+    // Past 16 MiB the log starts over; the previous one is kept as live.jsonl.1.
+    if std::fs::metadata(&path).is_ok_and(|m| m.len() > MAX_LOG_BYTES) {
+        let _ = std::fs::rename(&path, path.with_extension("jsonl.1"));
+    }
     let appended = std::fs::create_dir_all(home::state(home)).and_then(|_| {
         use std::io::Write;
         let mut file = std::fs::OpenOptions::new().create(true).append(true).open(&path)?;

@@ -63,6 +63,7 @@ impl SubagentProvider for LiveProvider {
         }
         let supervisor =
             self.supervisor.clone().ok_or("the self-evolve binary that supervises reviewers is unknown")?;
+        runs::prune(&self.home);
         let id = self.new_id();
         let (cwd, transcript) = self.sessions.get(&spec.parent_session).cloned().unwrap_or_default();
         let run = Run {
@@ -113,7 +114,9 @@ impl SubagentProvider for LiveProvider {
     }
 
     fn abort(&mut self, id: &str) {
+        // A finished run's group id may belong to another process by now: only a live one's.
         if runs::mark_aborted(&self.home, id).is_ok()
+            && !runs::done(&self.home, id)
             && let Some(pgid) = runs::pgid(&self.home, id)
         {
             runs::kill_group(pgid);

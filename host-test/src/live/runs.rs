@@ -76,6 +76,29 @@ pub fn log_path(home: &Path, id: &str) -> Result<PathBuf> {
     path(home, id, "log")
 }
 
+/// Marks the run finished (its reviewer reaped): `abort` no longer signals its process group,
+/// whose id the system may give to another process.
+pub fn mark_done(home: &Path, id: &str) -> Result<()> {
+    std::fs::write(path(home, id, "done")?, b"").context("marking the reviewer done")
+}
+
+pub fn done(home: &Path, id: &str) -> bool {
+    path(home, id, "done").is_ok_and(|p| p.exists())
+}
+
+/// Files of the host's own folders (`run/reviewers`, `run/sessions`) untouched for a week go.
+pub fn prune(home: &Path) {
+    const WEEK: std::time::Duration = std::time::Duration::from_secs(7 * 24 * 3600);
+    for dir in [dir(home), home.join("run").join("sessions")] {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let old = entry.metadata().ok().and_then(|m| m.modified().ok()).and_then(|t| t.elapsed().ok());
+            if old.is_some_and(|age| age > WEEK) && entry.file_type().is_ok_and(|t| t.is_file()) {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+    }
+}
+
 /// Kills a reviewer's whole process group (the agent CLI and anything it started).
 pub fn kill_group(pgid: u32) {
     #[cfg(unix)]
@@ -114,5 +137,10 @@ mod tests {
         assert_eq!(pgid(home.path(), "rv-1-2-3"), None);
         set_pgid(home.path(), "rv-1-2-3", 4242).unwrap();
         assert_eq!(pgid(home.path(), "rv-1-2-3"), Some(4242));
+        assert!(!done(home.path(), "rv-1-2-3"));
+        mark_done(home.path(), "rv-1-2-3").unwrap();
+        assert!(done(home.path(), "rv-1-2-3"));
+        prune(home.path());
+        assert!(load(home.path(), "rv-1-2-3").is_ok(), "a run from today is kept");
     }
 }

@@ -41,10 +41,32 @@ pub fn run(home: &Path, id: &str, wasm: &Source) -> Result<()> {
         },
         text,
     };
-    let mut decisions = live.plugin.activation_end(&result)?;
+    let mut decisions = deliver(&mut live, &result)?;
     decisions.extend(live.plugin.tick()?);
     live.record(&format!("reviewer {}", run.id), &decisions);
     Ok(())
+}
+
+/// How long a completion is offered again while the plugin cannot take it yet.
+const DELIVERY_PATIENCE: Duration = Duration::from_secs(20);
+
+/// Delivers the completion. The plugin may not take it at once: the process that started the
+/// review may still hold the session (its marker not yet written), or another process may hold
+/// the session past the lock's wait. Offered again until a decision about the review comes back;
+/// nothing after `DELIVERY_PATIENCE` means the review already ended (its timeout) and is left.
+fn deliver(live: &mut Live, result: &ActivationResult) -> Result<Vec<String>> {
+    let started = Instant::now();
+    loop {
+        let decisions = live.plugin.activation_end(result)?;
+        let taken = decisions
+            .iter()
+            .filter_map(|d| serde_json::from_str::<serde_json::Value>(d).ok())
+            .any(|d| d["activation"] == result.id.as_str() || d["kind"] == "review-loop");
+        if taken || started.elapsed() >= DELIVERY_PATIENCE {
+            return Ok(decisions);
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
 }
 
 /// The reviewer's calls: in the parent session, as the reviewer, one level down.
@@ -87,8 +109,16 @@ pub fn run_command(home: &Path, run: &Run, reviewer: &CommandReviewer) -> (Statu
         command.current_dir(&run.cwd);
     }
     let bin = std::env::current_exe().map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
+    // An agent CLI that refuses to start inside another session of itself (Claude Code checks
+    // CLAUDECODE) must not see the parent's marker: the reviewer is a session of its own.
+    command.env_remove("CLAUDECODE");
+    for (name, value) in &reviewer.env {
+        match value {
+            Some(value) => command.env(name, value),
+            None => command.env_remove(name),
+        };
+    }
     command
-        .envs(&reviewer.env)
         .env("SELF_EVOLVE_HOME", home)
         .env("SELF_EVOLVE_SESSION", &run.session)
         .env("SELF_EVOLVE_AGENT", &run.id)
@@ -137,9 +167,13 @@ pub fn run_command(home: &Path, run: &Run, reviewer: &CommandReviewer) -> (Statu
     };
     // Whatever it left running (a server, a shell) goes with it.
     runs::kill_group(pgid);
-    let _ = writer.join();
-    let out = stdout.and_then(|h| h.join().ok()).unwrap_or_default();
-    let err = stderr.and_then(|h| h.join().ok()).unwrap_or_default();
+    if let Err(err) = runs::mark_done(home, &run.id) {
+        eprintln!("{err:#}");
+    }
+    drop(writer);
+    // A descendant that left the group may hold the pipes open: wait a moment, then go on.
+    let out = stdout.and_then(|r| r.recv_timeout(PIPE_GRACE).ok()).unwrap_or_default();
+    let err = stderr.and_then(|r| r.recv_timeout(PIPE_GRACE).ok()).unwrap_or_default();
     if runs::aborted(home, &run.id) && ended_by.is_none() {
         ended_by = Some(Status::Aborted);
     }
@@ -154,8 +188,13 @@ pub fn run_command(home: &Path, run: &Run, reviewer: &CommandReviewer) -> (Statu
     }
 }
 
-/// Reads a pipe to its end on a thread, keeping the latest `KEEP_OUTPUT_BYTES`.
-fn tail_reader(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
+/// How long the output of a finished reviewer is waited for.
+const PIPE_GRACE: Duration = Duration::from_secs(2);
+
+/// Reads a pipe to its end on a thread, keeping the latest `KEEP_OUTPUT_BYTES`; the text arrives
+/// on the returned channel.
+fn tail_reader(mut pipe: impl Read + Send + 'static) -> std::sync::mpsc::Receiver<String> {
+    let (send, receive) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let mut kept: Vec<u8> = Vec::new();
         let mut buf = [0u8; 8192];
@@ -168,8 +207,9 @@ fn tail_reader(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<
                 kept.drain(..kept.len() - KEEP_OUTPUT_BYTES);
             }
         }
-        String::from_utf8_lossy(&kept).into_owned()
-    })
+        let _ = send.send(String::from_utf8_lossy(&kept).into_owned());
+    });
+    receive
 }
 
 /// The end of a reviewer's output, trimmed, as its answer.

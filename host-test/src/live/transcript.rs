@@ -93,10 +93,26 @@ fn render(entry: &serde_json::Value) -> Vec<String> {
     out
 }
 
-/// The last thing the assistant said, for the gate's digest when the hook event lacks it.
+/// The last thing the assistant said (its last entry with text, every line of it), for the
+/// gate's digest when the hook event lacks it.
 pub fn last_assistant_text(path: &Path) -> Option<String> {
-    let seed = seed(path);
-    seed.lines().rev().find_map(|l| l.strip_prefix("Assistant: ").map(str::to_string))
+    let file = std::fs::File::open(path).ok()?;
+    let mut reader = BufReader::new(file.take(MAX_READ_BYTES));
+    let (mut last, mut buf) = (None, Vec::new());
+    while reader.read_until(b'\n', &mut buf).ok()? > 0 {
+        if buf.len() <= MAX_LINE_BYTES
+            && let Ok(value) = serde_json::from_slice::<serde_json::Value>(&buf)
+            && value["type"] == "assistant"
+        {
+            let said: Vec<String> =
+                render(&value).into_iter().filter_map(|l| l.strip_prefix("Assistant: ").map(str::to_string)).collect();
+            if !said.is_empty() {
+                last = Some(said.join("\n"));
+            }
+        }
+        buf.clear();
+    }
+    last.map(|text| self_evolve_scan::redact_secrets(&text).unwrap_or(text))
 }
 
 #[cfg(test)]
@@ -129,6 +145,9 @@ mod tests {
         assert!(seed.contains("Assistant: Switching to pnpm.\n[tool Bash]"), "{seed}");
         assert!(!seed.contains(&key) && !seed.contains("SECRET OUTPUT") && !seed.contains("pnpm i"), "{seed}");
         assert_eq!(last_assistant_text(file.path()).as_deref(), Some("Switching to pnpm."));
+        let multi =
+            transcript(&[serde_json::json!({"type": "assistant", "message": {"content": "Done.\nTwo lines."}})]);
+        assert_eq!(last_assistant_text(multi.path()).as_deref(), Some("Done.\nTwo lines."));
     }
 
     #[test]

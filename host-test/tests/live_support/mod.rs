@@ -32,6 +32,8 @@ pub fn cli(s: &Session) -> Command {
         .env_remove("SELF_EVOLVE_SESSION")
         .env_remove("SELF_EVOLVE_ACTIVATION")
         .env_remove("SELF_EVOLVE_AGENT")
+        // As in a hook Claude Code runs: the reviewer it starts must not inherit this.
+        .env("CLAUDECODE", "1")
         .arg("--wasm")
         .arg(wasm());
     cmd.current_dir(s.project.path());
@@ -181,4 +183,20 @@ pub fn kill_reviewers(s: &Session) {
                 Command::new("kill").args(["-KILL", "--", &format!("-{}", pgid.trim())]).stderr(Stdio::null()).status();
         }
     }
+}
+
+/// Lines through `self-evolve event`, one process; the decisions it printed.
+pub fn event_lines(s: &Session, lines: &[Value]) -> Vec<Value> {
+    let mut child = cli(s)
+        .arg("event")
+        .arg("--home")
+        .arg(s.home.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let input: String = lines.iter().map(|l| l.to_string() + "\n").collect();
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect()
 }

@@ -23,6 +23,8 @@ from self_evolve import (
     user_context,
 )
 from self_evolve import engine as engine_module
+from self_evolve.gate_server import GateServer
+from self_evolve.replay import read_events, replay
 from self_evolve.types import USER_SKILLS
 from self_evolve.host import MAX_ARGS_BYTES, MAX_CATALOG_NAME, too_large_arguments, too_large_field
 
@@ -157,6 +159,24 @@ def test_a_call_past_its_deadline_is_stopped_and_the_instance_replaced(tmp_path)
     assert trap.value.reason == "timeout", trap.value
     assert "ran past its 100 ms deadline" in str(trap.value)
     assert p.tick() == []
+
+
+def test_a_slow_gate_answer_within_its_timeout_is_not_a_trap(tmp_path) -> None:
+    """The per-call deadline (2 s) is for the plugin's own work: a gate that takes longer to
+    answer, within its own timeout, is waited for, not a trap that loses the turn (as the Rust
+    host's replay test of the same name)."""
+    session = tmp_path / "slow.jsonl"
+    session.write_text("\n".join([
+        '{"t":0,"type":"config","config":{"review":{"turnInterval":1,"gate":"jev","jev":{"timeoutMs":3500}}}}',
+        '{"t":1000,"type":"user","session":"s1","text":"use pnpm","human":true}',
+        '{"t":2000,"type":"turn-end","session":"s1","status":"completed"}',
+    ]) + "\n", encoding="utf-8")
+    home = tmp_path / "home"
+    with GateServer([{"status": 200, "delayMs": 2600, "body": {"choice": "no", "confidence": 0.95}}]) as gate:
+        lines = replay(read_events(str(session)), home=str(home), gate_url=gate.url)
+        assert gate.requests == 1
+    gates = [d for d in map(json.loads, lines) if d["kind"] == "gate"]
+    assert [(d["decision"], d["source"]) for d in gates] == [("skip", "jev")], lines
 
 
 def test_the_memory_limit_stops_a_call_and_the_instance_is_replaced(tmp_path) -> None:

@@ -26,6 +26,7 @@ from wasmtime.component import Record, Variant
 from wasmtime.component import _types as component_types
 
 from . import _fastcall
+from .engine import epoch
 from .types import (
     ENTRY_KINDS,
     FS_ERROR_TAGS,
@@ -327,8 +328,45 @@ def _http_error(e: HttpError) -> Variant:
     return Variant(tag, (e.message or "") if tag == "network" else None)
 
 
-def define_imports(linker: Any, *, fs: Any, http: Any, provider: Any, clock: Any, log: Callable[[str, str], None]) -> None:
-    """Defines the five capabilities in `linker` (a `wasmtime.component.Linker`)."""
+class CallDeadline:
+    """The running export call's epoch deadline, counted in the ticker's ticks (`engine.epoch()`).
+
+    The deadline is for the plugin's own work. Time a call spends blocked in a host import that
+    waits on the outside world, each bounded by its own timeout (`http.post`, `subagent.start`),
+    does not count: when such an import returns, the deadline moves on by the ticks it waited,
+    so the call has as much left as it had when the import began. Any other import (the clock,
+    fs, log) counts, as the plugin's work does. (The Rust host grants the same time from its
+    epoch deadline callback, which wasmtime-py does not expose; setting the deadline from inside
+    the import, on the caller's store, comes to the same.)"""
+
+    __slots__ = ("_at",)
+
+    def __init__(self) -> None:
+        #: The epoch at which the running call traps; None before the first `arm`.
+        self._at: Optional[int] = None
+
+    def arm(self, context: Any, ticks: int) -> None:
+        """Before a call (or an instantiation): it may run `ticks` ticks from now."""
+        self._at = epoch() + ticks
+        _fastcall.set_epoch_deadline(context, ticks)
+
+    def waiting(self, store: Any, wait: Callable[[], Any]) -> Any:
+        """`wait()`, an import's blocking part, with the ticks it took added to the deadline."""
+        since = epoch()
+        try:
+            return wait()
+        finally:
+            at = self._at
+            if at is not None:
+                now = epoch()
+                self._at = at = at + (now - since)
+                _fastcall.set_epoch_deadline(store._context(), max(1, at - now))
+
+
+def define_imports(linker: Any, *, fs: Any, http: Any, provider: Any, clock: Any, log: Callable[[str, str], None],
+                   deadline: Optional[CallDeadline] = None) -> None:
+    """Defines the five capabilities in `linker` (a `wasmtime.component.Linker`). With a
+    `deadline`, the time spent in `http.post` and `subagent.start` is not charged to the call."""
 
     def or_else(what: str, fn: Callable[..., Any], fallback: Any) -> Callable[..., Any]:
         # Functions the WIT gives no error: answer the safe way and say why in the log.
@@ -348,11 +386,14 @@ def define_imports(linker: Any, *, fs: Any, http: Any, provider: Any, clock: Any
             error = _fs_error(e) if isinstance(e, FsError) else Variant("io", message_of(e))
             return [error for _ in paths]
 
+    def waiting(store: Any, wait: Callable[[], Any]) -> Any:
+        return deadline.waiting(store, wait) if deadline is not None else wait()
+
     def http_post(_store: Any, req: Any) -> Any:
         try:
             request = HttpRequest(endpoint=req.endpoint, path=req.path, headers=[tuple(h) for h in req.headers],
                                   body=req.body, timeout_ms=field(req, "timeout-ms"))
-            response: HttpResponse = http.post(request)
+            response: HttpResponse = waiting(_store, lambda: http.post(request))
             return record(status=int(response.status) & 0xFFFF, body=bytes(response.body))
         except HttpError as e:
             return _http_error(e)
@@ -364,7 +405,7 @@ def define_imports(linker: Any, *, fs: Any, http: Any, provider: Any, clock: Any
         try:
             s = SubagentSpec(parent_session=field(spec, "parent-session"), provider=spec.provider, delivery=spec.delivery,
                              prompt=spec.prompt, tools=list(spec.tools), timeout_ms=field(spec, "timeout-ms"))
-            return Variant("ok", str(provider.start(s)))
+            return Variant("ok", str(waiting(_store, lambda: provider.start(s))))
         except Exception as e:  # noqa: BLE001
             return Variant("err", message_of(e))
 

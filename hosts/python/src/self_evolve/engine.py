@@ -21,6 +21,9 @@ EPOCH_TICK_S = EPOCH_TICK_MS / 1000
 
 _engine: Optional[wasmtime.Engine] = None
 _engine_lock = threading.Lock()
+#: The ticks the ticker has added to the engine's epoch (wasmtime-py cannot read the epoch):
+#: what call deadlines are measured against (`epoch()`).
+_epoch_ticks = 0
 
 
 def engine() -> wasmtime.Engine:
@@ -55,9 +58,17 @@ if hasattr(os, "register_at_fork"):
 
 
 def _tick(e: wasmtime.Engine) -> None:
+    global _epoch_ticks
     while True:
         time.sleep(EPOCH_TICK_S)
         e.increment_epoch()
+        _epoch_ticks += 1  # the only writer: this thread (a forked child's new one replaces it)
+
+
+def epoch() -> int:
+    """The engine's epoch as the ticker advanced it (at most a tick behind): deadlines set with
+    `set_epoch_deadline(context, ticks)` fall at `epoch() + ticks`."""
+    return _epoch_ticks
 
 
 def wasmtime_version() -> str:

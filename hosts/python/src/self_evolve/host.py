@@ -149,7 +149,10 @@ class Plugin:
         self._component = loaded.component
         self._engine = engine()
         self._linker = component.Linker(self._engine)
-        adapter.define_imports(self._linker, fs=fs, http=http, provider=provider, clock=clock, log=log)
+        # Each call's deadline; time blocked on the network or a subagent start is not charged to it.
+        self._deadline = adapter.CallDeadline()
+        adapter.define_imports(self._linker, fs=fs, http=http, provider=provider, clock=clock, log=log,
+                               deadline=self._deadline)
         self._log = log
         self._last_init: Optional[tuple] = None
         #: How many times the instance was replaced after a failure.
@@ -170,7 +173,7 @@ class Plugin:
         store.set_limits(memory_size=self.limits.memory_bytes, table_elements=100_000)
         # Instantiation runs guest code too: without a deadline set first it traps at once. It
         # gets at least INSTANTIATE_DEADLINE_MS, so a short call deadline cannot fail the load.
-        store.set_epoch_deadline(max(self._ticks(), INSTANTIATE_DEADLINE_MS // EPOCH_TICK_MS))
+        self._deadline.arm(store._context(), max(self._ticks(), INSTANTIATE_DEADLINE_MS // EPOCH_TICK_MS))
         instance = self._linker.instantiate(store, self._component)
         self._store, self._exports = store, adapter.Exports(instance, store)
 
@@ -189,7 +192,7 @@ class Plugin:
     def _call_raw(self, interface: str, name: str, *args: Any) -> Any:
         f = self._exports.func(interface, name)
         store = self._store
-        _fastcall.set_epoch_deadline(store._context(), self._ticks())
+        self._deadline.arm(store._context(), self._ticks())
         return f(store, *args)
 
     def _call(self, interface: str, name: str, *args: Any) -> Any:
