@@ -105,19 +105,10 @@ fn a_reviewer_that_fails_is_reported_and_changes_nothing() {
 fn the_hooks_of_a_reviewer_that_is_itself_an_agent_never_count_toward_a_review() {
     let s = session("none", 30_000);
     for name in ["UserPromptSubmit", "Stop", "Stop", "Stop"] {
-        let mut child = cli(&s)
-            .arg("hook")
-            .arg("--home")
-            .arg(s.home.path())
-            .env("SELF_EVOLVE_ACTIVATION", "rv-1-2-3")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
         let event =
             json!({"session_id": "fork-of-cc-1", "cwd": s.project.path(), "hook_event_name": name, "prompt": "review"});
-        child.stdin.take().unwrap().write_all(event.to_string().as_bytes()).unwrap();
-        assert!(child.wait_with_output().unwrap().status.success());
+        let out = hook_raw(&s, event.to_string().as_bytes(), &[("SELF_EVOLVE_ACTIVATION", "rv-1-2-3")]);
+        assert!(out.status.success());
     }
     let actions = review_actions(&s);
     assert_eq!(actions.len(), 3, "{actions:?}");
@@ -128,17 +119,7 @@ fn the_hooks_of_a_reviewer_that_is_itself_an_agent_never_count_toward_a_review()
 fn a_broken_hook_event_never_blocks_the_agent() {
     let s = session("none", 30_000);
     for input in ["not json", "{}", "{\"session_id\": \"x\"}"] {
-        let mut child = cli(&s)
-            .arg("hook")
-            .arg("--home")
-            .arg(s.home.path())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
-        let out = child.wait_with_output().unwrap();
+        let out = hook_raw(&s, input.as_bytes(), &[]);
         assert!(out.status.success(), "{input}");
         assert!(out.stdout.is_empty(), "{input}");
     }

@@ -379,40 +379,22 @@ pub fn replay(events: &[Event], options: &Options, out: &mut impl Write) -> Resu
         let mut decisions = plugin.tick()?;
         decisions.extend(plugin.pump_activations()?);
         match event {
-            Event::Config { .. } => {}
-            Event::User { session, text, human, .. } => {
-                narrator.event(out, t, &format!("{session} user: {}", clip(text, 100)))?;
-                decisions.extend(plugin.user_message(&context(session, "user", 0), text, *human)?);
+            Event::User { session, text, .. } => {
+                narrator.event(out, t, &format!("{session} user: {}", clip(text, 100)))?
             }
             Event::Assistant { session, text, .. } => {
-                narrator.event(out, t, &format!("{session} assistant: {}", clip(text, 100)))?;
-                decisions.extend(plugin.assistant_message(&context(session, "user", 0), text)?);
+                narrator.event(out, t, &format!("{session} assistant: {}", clip(text, 100)))?
             }
-            Event::Tool { session, tool, args, ok, output, .. } => {
-                let event =
-                    ToolEvent { tool: tool.clone(), args_json: args.to_string(), ok: *ok, output: output.clone() };
-                decisions.extend(plugin.tool_result(&context(session, "user", 0), &event)?);
-            }
-            Event::Call { session, tool, args, agent, .. } => {
-                let mut ctx = context(session, "user", 0);
-                if let Some(agent) = agent {
-                    ctx.agent = agent.clone();
-                }
-                let (ok, text) = match plugin.tools_call(&ctx, tool, &args.to_string())? {
-                    Ok(text) => (true, text),
-                    Err(text) => (false, text),
-                };
-                decisions.push(crate::lines::tool(session, &ctx.agent, tool, ok, &text));
-            }
-            Event::TurnEnd { session, status, origin, depth, .. } => {
-                let status = match status.as_str() {
-                    "completed" => TurnStatus::Completed,
-                    "aborted" => TurnStatus::Aborted,
-                    _ => TurnStatus::Failed,
-                };
-                decisions.extend(plugin.turn_end(&context(session, origin, *depth), status)?);
+            Event::ReviewLoop(e) => narrator.event(out, t, &format!("{} /review-loop --mode {}", e.session, e.mode))?,
+            _ => {}
+        }
+        if let Some(more) = apply(&mut plugin, event, context)? {
+            decisions.extend(more);
+            if matches!(event, Event::TurnEnd { .. }) {
                 decisions.extend(plugin.pump_activations()?);
             }
+        }
+        match event {
             Event::Reviewer { calls, text, delay_ms, .. } => {
                 let calls = calls.iter().map(|c| (c.tool.clone(), c.args.to_string())).collect();
                 if let Ok(mut p) = provider.lock() {
@@ -425,7 +407,6 @@ pub fn replay(events: &[Event], options: &Options, out: &mut impl Write) -> Resu
             }
             Event::ReviewLoop(e) => {
                 let request = e.request()?;
-                narrator.event(out, t, &format!("{} /review-loop --mode {}", e.session, e.mode))?;
                 match plugin.review_loop_begin(&context(&e.session, "user", 0), &request)? {
                     Ok(line) => decisions.push(line),
                     Err(refusal) => decisions.push(crate::lines::review_loop_refused(&e.session, &refusal)),
@@ -439,14 +420,7 @@ pub fn replay(events: &[Event], options: &Options, out: &mut impl Write) -> Resu
                     decisions.extend(more);
                 }
             }
-            Event::Command { session, text, .. } => {
-                let args = text.trim().strip_prefix("/skills").unwrap_or(text).trim();
-                let (ok, output) = match plugin.command(&context(session, "user", 0), args)? {
-                    Ok(text) => (true, text),
-                    Err(text) => (false, text),
-                };
-                decisions.push(crate::lines::command(session, text, ok, &output));
-            }
+            _ => {}
         }
         for line in decisions {
             // --json prints each line exactly as the plugin (or lines.rs) wrote it.
@@ -463,6 +437,53 @@ pub fn replay(events: &[Event], options: &Options, out: &mut impl Write) -> Resu
         eprintln!("\r[{}] 100%", "=".repeat(50));
     }
     Ok(summary)
+}
+
+/// The plugin calls of the lines a live harness sends too (`user`, `assistant`, `tool`, `call`,
+/// `turn-end`, `command`), shared by `replay` and `self-evolve event`; `None` for the lines only
+/// a replay has (`config`, `reviewer`, `review-loop`). `context` makes each call's context.
+pub fn apply(
+    plugin: &mut Plugin,
+    event: &Event,
+    context: impl Fn(&str, &str, u32) -> CallContext,
+) -> Result<Option<Vec<String>>> {
+    let decisions = match event {
+        Event::User { session, text, human, .. } => plugin.user_message(&context(session, "user", 0), text, *human)?,
+        Event::Assistant { session, text, .. } => plugin.assistant_message(&context(session, "user", 0), text)?,
+        Event::Tool { session, tool, args, ok, output, .. } => {
+            let event = ToolEvent { tool: tool.clone(), args_json: args.to_string(), ok: *ok, output: output.clone() };
+            plugin.tool_result(&context(session, "user", 0), &event)?
+        }
+        Event::Call { session, tool, args, agent, .. } => {
+            let mut ctx = context(session, "user", 0);
+            if let Some(agent) = agent {
+                ctx.agent = agent.clone();
+            }
+            let (ok, text) = match plugin.tools_call(&ctx, tool, &args.to_string())? {
+                Ok(text) => (true, text),
+                Err(text) => (false, text),
+            };
+            vec![crate::lines::tool(session, &ctx.agent, tool, ok, &text)]
+        }
+        Event::TurnEnd { session, status, origin, depth, .. } => {
+            let status = match status.as_str() {
+                "completed" => TurnStatus::Completed,
+                "aborted" => TurnStatus::Aborted,
+                _ => TurnStatus::Failed,
+            };
+            plugin.turn_end(&context(session, origin, *depth), status)?
+        }
+        Event::Command { session, text, .. } => {
+            let args = text.trim().strip_prefix("/skills").unwrap_or(text).trim();
+            let (ok, output) = match plugin.command(&context(session, "user", 0), args)? {
+                Ok(text) => (true, text),
+                Err(text) => (false, text),
+            };
+            vec![crate::lines::command(session, text, ok, &output)]
+        }
+        Event::Config { .. } | Event::Reviewer { .. } | Event::ReviewLoop(_) => return Ok(None),
+    };
+    Ok(Some(decisions))
 }
 
 fn clip(text: &str, max: usize) -> String {

@@ -5,7 +5,6 @@
 
 use crate::cli::replay::{Event, context};
 use crate::component::Source;
-use crate::plugin::{ToolEvent, TurnStatus};
 use anyhow::{Context, Result};
 use serde_json::{Value, json};
 use std::io::{BufRead, Write};
@@ -83,46 +82,7 @@ fn handle(live: &mut super::Live, cwd: &str, event: &Event) -> Result<Vec<String
         ctx.cwd = cwd.to_string();
         ctx
     };
-    match event {
-        Event::User { session, text, human, .. } => {
-            decisions.extend(plugin.user_message(&ctx_of(session, "user", 0), text, *human)?)
-        }
-        Event::Assistant { session, text, .. } => {
-            decisions.extend(plugin.assistant_message(&ctx_of(session, "user", 0), text)?)
-        }
-        Event::Tool { session, tool, args, ok, output, .. } => {
-            let event = ToolEvent { tool: tool.clone(), args_json: args.to_string(), ok: *ok, output: output.clone() };
-            decisions.extend(plugin.tool_result(&ctx_of(session, "user", 0), &event)?)
-        }
-        Event::Call { session, tool, args, agent, .. } => {
-            let mut ctx = ctx_of(session, "user", 0);
-            if let Some(agent) = agent {
-                ctx.agent = agent.clone();
-            }
-            let (ok, text) = match plugin.tools_call(&ctx, tool, &args.to_string())? {
-                Ok(text) => (true, text),
-                Err(text) => (false, text),
-            };
-            decisions.push(crate::lines::tool(session, &ctx.agent, tool, ok, &text));
-        }
-        Event::TurnEnd { session, status, origin, depth, .. } => {
-            let status = match status.as_str() {
-                "completed" => TurnStatus::Completed,
-                "aborted" => TurnStatus::Aborted,
-                _ => TurnStatus::Failed,
-            };
-            decisions.extend(plugin.turn_end(&ctx_of(session, origin, *depth), status)?);
-        }
-        Event::Command { session, text, .. } => {
-            let args = text.trim().strip_prefix("/skills").unwrap_or(text).trim();
-            let (ok, output) = match plugin.command(&ctx_of(session, "user", 0), args)? {
-                Ok(text) => (true, text),
-                Err(text) => (false, text),
-            };
-            decisions.push(crate::lines::command(session, text, ok, &output));
-        }
-        Event::Config { .. } | Event::Reviewer { .. } | Event::ReviewLoop(_) => {}
-    }
+    decisions.extend(crate::cli::replay::apply(plugin, event, ctx_of)?.unwrap_or_default());
     decisions.extend(plugin.pump_activations()?);
     Ok(decisions)
 }

@@ -105,19 +105,25 @@ pub fn hook(s: &Session, name: &str, extra: Value) -> String {
         "hook_event_name": name,
     });
     event.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+    let out = hook_raw(s, event.to_string().as_bytes(), &[]);
+    assert!(out.status.success(), "a hook always exits 0: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// `self-evolve hook` with `input` on stdin and extra environment variables.
+pub fn hook_raw(s: &Session, input: &[u8], env: &[(&str, &str)]) -> std::process::Output {
     let mut child = cli(s)
         .arg("hook")
         .arg("--home")
         .arg(s.home.path())
+        .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    child.stdin.take().unwrap().write_all(event.to_string().as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "a hook always exits 0: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child.wait_with_output().unwrap()
 }
 
 pub fn turn(s: &Session, prompt: &str) -> String {
