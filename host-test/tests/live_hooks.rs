@@ -223,3 +223,23 @@ fn event_lines_decide_the_same_in_one_process_or_one_per_line() {
     assert!(a[0]["reason"].as_str().unwrap().starts_with("not due (turns 1/2"), "{a:?}");
     assert!(a[1]["reason"].as_str().unwrap().starts_with("turn aborted"), "{a:?}");
 }
+
+/// Codex's `notify` program: each completed turn arrives as one JSON argument; the second is due.
+#[test]
+fn codex_notifications_count_turns_and_start_a_review() {
+    let s = session("none", 30_000);
+    for (turn, said) in [(1, "Renamed."), (2, "Kept the old name.")] {
+        let payload = json!({
+            "type": "agent-turn-complete", "thread-id": "codex-t1", "turn-id": turn.to_string(),
+            "cwd": s.project.path(), "input-messages": ["keep the old module name"], "last-assistant-message": said
+        });
+        let out =
+            cli(&s).args(["hook", "--codex", "--home"]).arg(s.home.path()).arg(payload.to_string()).output().unwrap();
+        assert!(out.status.success() && out.stdout.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let actions = review_actions(&s);
+    assert!(actions[0].1.starts_with("not due (turns 1/2"), "{actions:?}");
+    assert_eq!(actions[1].0, "start", "{actions:?}");
+    let end = wait_for_end(&s);
+    assert_eq!((end["session"].as_str(), end["status"].as_str()), (Some("codex-t1"), Some("completed")), "{end}");
+}

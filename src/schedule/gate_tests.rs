@@ -421,12 +421,12 @@ fn openai_decisions_append_the_seed_fields_with_source_openai() {
 mod in_the_flow {
     use super::*;
     // Named here too: a glob import's `test` and the prelude's would be ambiguous on wasm32.
-    #[cfg(target_arch = "wasm32")]
-    use wasm_bindgen_test::wasm_bindgen_test as test;
     use crate::api::{CallContext, Origin, ToolEvent, TurnStatus};
     use crate::config::Config;
     use crate::plugin::Plugin;
     use crate::schedule::scheduler::Scheduler;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
 
     const SECRET: &str = "AKIA-TOOL-OUTPUT-NEVER-SENT";
 

@@ -118,6 +118,13 @@ enum Command {
         /// (default $SELF_EVOLVE_HOME or ~/.dsh).
         #[arg(long)]
         home: Option<PathBuf>,
+        /// Codex's `notify` program: the payload is the last argument, not stdin
+        /// (`notify = ["self-evolve", "hook", "--codex"]`).
+        #[arg(long)]
+        codex: bool,
+        /// The Codex notification (with --codex).
+        #[arg(requires = "codex")]
+        payload: Option<String>,
     },
     /// Handle events in the replay line format (one JSON object per line on stdin), on the system
     /// clock; prints each decision as a JSON line. For harnesses that are not Claude Code.
@@ -196,8 +203,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
             crate::mcp::run(crate::mcp::Options { home, project, session, as_reviewer, wasm })?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Hook { home } => {
-            crate::live::hook::main(&absolute(home.unwrap_or_else(home::default_home)), &wasm);
+        Command::Hook { home, codex, payload } => {
+            let payload = if codex { Some(payload.unwrap_or_default()) } else { None };
+            crate::live::hook::main(&absolute(home.unwrap_or_else(home::default_home)), &wasm, payload);
             Ok(ExitCode::SUCCESS)
         }
         Command::Event { home, cwd } => {

@@ -157,6 +157,18 @@ pub struct Outcome {
 /// (a review started but not yet recorded).
 pub fn handle(home: &Path, wasm: &Source, bytes: &[u8], busy: &std::sync::Mutex<()>) -> Result<Outcome> {
     let event = parse(bytes)?;
+    let actions = actions(&event, &SkillRoots::for_event(home, &event.cwd));
+    deliver(home, wasm, &event, actions, busy)
+}
+
+/// The plugin's side of one hook event: its actions in `event`'s session, the tick, the log.
+pub fn deliver(
+    home: &Path,
+    wasm: &Source,
+    event: &HookEvent,
+    actions: Vec<Action>,
+    busy: &std::sync::Mutex<()>,
+) -> Result<Outcome> {
     let guard = busy.lock().unwrap_or_else(|e| e.into_inner());
     let mut live = super::open(home, wasm)?;
     drop(guard);
@@ -182,7 +194,7 @@ pub fn handle(home: &Path, wasm: &Source, bytes: &[u8], busy: &std::sync::Mutex<
         Ok(more) => decisions.extend(more),
         Err(err) => errors.push(format!("tick: {err}")),
     }
-    for action in actions(&event, &SkillRoots::for_event(home, &event.cwd)) {
+    for action in actions {
         let _guard = busy.lock().unwrap_or_else(|e| e.into_inner());
         let more = match action {
             Action::User(text) => live.plugin.user_message(&ctx, crate::plugin::clip_event_text(&text), true)?,
@@ -215,8 +227,9 @@ pub fn handle(home: &Path, wasm: &Source, bytes: &[u8], busy: &std::sync::Mutex<
     Ok(Outcome { stdout, decisions })
 }
 
-/// `self-evolve hook`: reads stdin, handles it within the budget, exits 0 whatever happens.
-pub fn main(home: &Path, wasm: &Source) {
+/// `self-evolve hook`: reads stdin (or, for Codex's `notify`, the payload argument), handles it
+/// within the budget, exits 0 whatever happens.
+pub fn main(home: &Path, wasm: &Source, codex_payload: Option<String>) {
     let budget = super::config::HostFile::load(home).map(|f| f.hook.budget).unwrap_or_default();
     let budget = if budget.is_zero() { std::time::Duration::from_secs(10) } else { budget };
     let watchdog_home = home.to_path_buf();
@@ -230,6 +243,14 @@ pub fn main(home: &Path, wasm: &Source) {
         super::append_log(&watchdog_home, &format!("{line}\n"));
         std::process::exit(0);
     });
+    if let Some(payload) = codex_payload {
+        let outcome = super::codex::handle(home, wasm, payload.as_bytes(), &busy);
+        if let Err(err) = outcome {
+            let line = serde_json::json!({"source": "hook", "level": "error", "log": format!("{err:#}")});
+            super::append_log(home, &format!("{line}\n"));
+        }
+        return;
+    }
     let mut bytes = Vec::new();
     let read = std::io::stdin().lock().take(MAX_INPUT_BYTES + 1).read_to_end(&mut bytes);
     let outcome = match read {

@@ -1,5 +1,6 @@
 //! Live sessions: the plugin driven by a real agent, one short process per event, with real
-//! reviewers. `hook` maps Claude Code's hook events, `event` our replay lines; `provider` starts
+//! reviewers. `hook` maps Claude Code's hook events, `codex` Codex's `notify`, `event` our
+//! replay lines; `provider` starts
 //! reviewers detached through `supervise`, which runs an agent CLI (`command`) or an
 //! OpenAI-compatible tool loop (`openai`) and delivers the completion; `transcript` seeds them
 //! with the parent conversation; `runs` keeps a reviewer's files; `config` reads `<home>/host.json`.
@@ -7,6 +8,7 @@
 //! Decisions persist in the state root (the plugin's session state), so the processes of one
 //! session decide exactly what one long-lived process would.
 
+pub mod codex;
 pub mod config;
 pub mod event;
 pub mod hook;
