@@ -116,7 +116,7 @@ impl Active {
             let before = loaded.review.in_flight.as_ref().map(|f| f.id.as_str());
             sessions::save(host, before, &stored);
         }
-        lock.release(host);
+        lock.release_keeping_folder(host);
     }
 }
 

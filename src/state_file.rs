@@ -76,13 +76,25 @@ pub struct Lock {
 
 impl Lock {
     pub fn release(self, host: &impl Host) {
+        self.release_inner(host, true);
+    }
+
+    /// Releases the lock but leaves the lock folder: for locks taken on every event (a session's),
+    /// where removing and re-creating the folder would be two more calls each time.
+    pub fn release_keeping_folder(self, host: &impl Host) {
+        self.release_inner(host, false);
+    }
+
+    fn release_inner(self, host: &impl Host, tidy: bool) {
         let Some(path) = self.path else { return };
         // Only our own: a lock broken as stale and retaken by another process is theirs.
         let ours = host.read(&Root::State, &path).is_ok_and(|b| b == self.token.as_bytes());
         if ours {
             let _ = host.remove_file(&Root::State, &path);
             // Leave no trace when nothing else is locked (a refusal changes nothing on disk).
-            let _ = host.remove_dir(&Root::State, LOCK_DIR);
+            if tidy {
+                let _ = host.remove_dir(&Root::State, LOCK_DIR);
+            }
         }
     }
 }

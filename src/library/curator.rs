@@ -48,6 +48,9 @@ pub struct Flag {
 #[derive(Debug, Default)]
 pub struct Schedule {
     pub next_ms: Option<u64>,
+    /// The shared schedule's next pass as this process last read it: the file is read again
+    /// only once that time has come (a pass elsewhere only ever moves it later).
+    shared_seen: Option<u64>,
 }
 
 impl Schedule {
@@ -75,12 +78,17 @@ impl Schedule {
         if !host.has_root(&Root::State) {
             return self.due(now);
         }
-        match shared_next(host) {
+        if self.shared_seen.is_some_and(|next| now < next) {
+            return false;
+        }
+        self.shared_seen = shared_next(host);
+        match self.shared_seen {
             Some(next) => now >= next,
             // The first process to look: its own first pass (its start plus the delay) is everyone's.
             None => {
                 let first = self.next_ms.unwrap_or(now + config.delay_seconds * 1000);
                 set_shared_next(host, first);
+                self.shared_seen = Some(first);
                 now >= first
             }
         }
@@ -91,6 +99,7 @@ impl Schedule {
         self.done(now, config);
         if host.has_root(&Root::State) {
             set_shared_next(host, now + config.interval_hours * 3_600_000);
+            self.shared_seen = self.next_ms;
         }
     }
 }

@@ -26,6 +26,12 @@ const VERSION: u32 = 1;
 pub const KEEP_MS: u64 = 7 * 24 * 60 * 60_000;
 const SWEEP_MARK: &str = "sessions/.swept";
 const DAY_MS: u64 = 24 * 60 * 60_000;
+const HOUR_MS: u64 = 60 * 60_000;
+
+thread_local! {
+    /// When this process last looked at the sweep's mark.
+    static LAST_SWEEP_LOOK: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
+}
 /// A state file larger than this is not a session file this plugin wrote: it starts over.
 const MAX_FILE_BYTES: usize = 1 << 20;
 
@@ -250,6 +256,11 @@ pub fn breaker_after(host: &impl Host, memory: &mut StoredBreaker, before: &Brea
 /// Removes session files untouched for `KEEP_MS` (with no review in flight), at most once a day.
 pub fn sweep(host: &impl Host) {
     let now = host.now_ms();
+    // A long-lived process looks at the day's mark at most once an hour.
+    if LAST_SWEEP_LOOK.with(|last| last.get().is_some_and(|t| now.saturating_sub(t) < HOUR_MS)) {
+        return;
+    }
+    LAST_SWEEP_LOOK.with(|last| last.set(Some(now)));
     if host.stat(&Root::State, SWEEP_MARK).is_ok_and(|s| now.saturating_sub(s.modified_ms) < DAY_MS) {
         return;
     }
