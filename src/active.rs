@@ -111,6 +111,7 @@ impl Active {
             reads: self.reads.take_session(&session),
             evidence: self.evidence.take(&session),
             updated_ms: loaded.updated_ms,
+            generation: loaded.generation,
         };
         if stored != loaded {
             let before = loaded.review.in_flight.as_ref().map(|f| f.id.as_str());

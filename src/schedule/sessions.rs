@@ -8,7 +8,7 @@
 //! Every update is read-modify-write under the session's lock (`state_file::lock`), so events
 //! of one session in several processes merge instead of overwriting each other.
 
-use crate::host::{FsError, Host, Level, Root};
+use crate::host::{FsError, Host, Level, Root, WriteMode};
 use crate::library::approval::sha256_hex;
 use crate::library::evidence::Turns;
 use crate::schedule::gate::{self, Breaker};
@@ -47,6 +47,9 @@ pub struct Stored {
     pub reads: BTreeMap<String, BTreeSet<String>>,
     pub evidence: Turns,
     pub updated_ms: u64,
+    /// The generation this state was read from (0: none on disk); never written.
+    #[serde(skip)]
+    pub generation: u64,
 }
 
 /// The file name of a session: a hash, so any id the host sends is a safe name.
@@ -54,8 +57,26 @@ pub fn key(session: &str) -> String {
     sha256_hex(session.as_bytes())[..24].to_string()
 }
 
-fn path(session: &str) -> String {
-    format!("{DIR}/{}.json", key(session))
+/// A session's folder: one file per generation of its state, `<generation as 16 hex>.json`.
+fn folder(session: &str) -> String {
+    format!("{DIR}/{}", key(session))
+}
+
+fn generation_path(session: &str, generation: u64) -> String {
+    format!("{}/{generation:016x}.json", folder(session))
+}
+
+/// The session's generations on disk, newest first.
+fn generations(host: &impl Host, session: &str) -> Vec<u64> {
+    let Ok(entries) = host.list_dir(&Root::State, &folder(session)) else { return Vec::new() };
+    let mut found: Vec<u64> = entries
+        .iter()
+        .filter_map(|(name, _)| name.strip_suffix(".json"))
+        .filter(|stem| stem.len() == 16)
+        .filter_map(|stem| u64::from_str_radix(stem, 16).ok())
+        .collect();
+    found.sort_unstable_by(|a, b| b.cmp(a));
+    found
 }
 
 fn in_flight_path(activation: &str) -> String {
@@ -72,39 +93,60 @@ pub fn lock_name(session: &str) -> String {
     format!("session-{}", key(session))
 }
 
-/// The session's stored state; a fresh one when it has none. A file that cannot be read as
-/// this session's state is logged and replaced on the next save (never a failed event).
+/// The session's stored state; a fresh one when it has none. Each save is a new file (its
+/// generation), written whole before the one before it is removed: a reader, or the next process
+/// after a crash mid-write, takes the newest generation that parses. (Replacing one file by
+/// rename, or rewriting it, costs ten times as much on ext4, which flushes data on both.)
 pub fn load(host: &impl Host, session: &str) -> Stored {
-    let fresh = || Stored { v: VERSION, session: session.to_string(), ..Stored::default() };
-    let bytes = match host.read(&Root::State, &path(session)) {
-        Ok(bytes) => bytes,
-        Err(FsError::NotFound) => return fresh(),
-        Err(err) => {
-            host.log(
-                Level::Warn,
-                &format!("session state of `{}` unreadable ({err:?}); starting it over", key(session)),
-            );
-            return fresh();
-        }
-    };
-    let parsed = (bytes.len() <= MAX_FILE_BYTES).then(|| serde_json::from_slice::<Stored>(&bytes).ok()).flatten();
-    match parsed {
-        Some(stored) if stored.v == VERSION && stored.session == session => stored,
-        _ => {
-            host.log(
-                Level::Warn,
-                &format!(
-                    "session state of `{}` is not a version-{VERSION} file of this session; starting it over",
-                    key(session)
-                ),
-            );
-            fresh()
-        }
-    }
+    let (generation, mut stored) = load_generation(host, session);
+    stored.generation = generation;
+    stored
 }
 
-/// Writes the session's state atomically, and keeps the in-flight markers in step with it:
-/// a review that started gets its marker, one that ended loses it.
+fn load_generation(host: &impl Host, session: &str) -> (u64, Stored) {
+    let fresh = || Stored { v: VERSION, session: session.to_string(), ..Stored::default() };
+    let found = generations(host, session);
+    for generation in &found {
+        let bytes = match host.read(&Root::State, &generation_path(session, *generation)) {
+            Ok(bytes) => bytes,
+            // Removed by a save that came after this listing: there is a newer one.
+            Err(FsError::NotFound) => return load_generation_again(host, session),
+            Err(_) => continue,
+        };
+        let parsed = (bytes.len() <= MAX_FILE_BYTES).then(|| serde_json::from_slice::<Stored>(&bytes).ok()).flatten();
+        match parsed {
+            Some(stored) if stored.v == VERSION && stored.session == session => return (*generation, stored),
+            // Being written, or torn by a crash: the one before it is whole.
+            _ => continue,
+        }
+    }
+    if !found.is_empty() {
+        host.log(
+            Level::Warn,
+            &format!("no generation of session `{}` is a version-{VERSION} file of it; starting it over", key(session)),
+        );
+    }
+    (found.first().copied().unwrap_or(0), fresh())
+}
+
+/// One more look after a generation vanished between listing and reading it.
+fn load_generation_again(host: &impl Host, session: &str) -> (u64, Stored) {
+    for generation in generations(host, session) {
+        if let Ok(bytes) = host.read(&Root::State, &generation_path(session, generation))
+            && let Some(stored) = (bytes.len() <= MAX_FILE_BYTES)
+                .then(|| serde_json::from_slice::<Stored>(&bytes).ok())
+                .flatten()
+                .filter(|s: &Stored| s.v == VERSION && s.session == session)
+        {
+            return (generation, stored);
+        }
+    }
+    (0, Stored { v: VERSION, session: session.to_string(), ..Stored::default() })
+}
+
+/// Writes the session's state as its next generation (callers hold the session's lock), removes
+/// the older ones, and keeps the in-flight markers in step with it: a review that started gets
+/// its marker, one that ended loses it.
 pub fn save(host: &impl Host, before: Option<&str>, stored: &Stored) {
     let mut stored = stored.clone();
     stored.v = VERSION;
@@ -119,11 +161,7 @@ pub fn save(host: &impl Host, before: Option<&str>, stored: &Stored) {
         }
     }
     match serde_json::to_vec(&stored) {
-        Ok(bytes) => {
-            if let Err(err) = state_file::write_atomic(host, &Root::State, &path(&stored.session), &bytes) {
-                host.log(Level::Warn, &format!("could not save session state of `{}`: {err:?}", key(&stored.session)));
-            }
-        }
+        Ok(bytes) => write_generation(host, &stored.session, stored.generation, &bytes),
         Err(err) => host.log(Level::Warn, &format!("could not encode session state: {err}")),
     }
     if let Some(id) = before
@@ -131,6 +169,34 @@ pub fn save(host: &impl Host, before: Option<&str>, stored: &Stored) {
     {
         let _ = host.remove_file(&Root::State, &in_flight_path(id));
     }
+}
+
+/// Writes generation `loaded + 1` (callers hold the session's lock, so `loaded` is the newest
+/// whole one), then removes `loaded` and any number it had to skip.
+fn write_generation(host: &impl Host, session: &str, loaded: u64, bytes: &[u8]) {
+    let mut next = loaded.saturating_add(1);
+    let mut skipped = Vec::new();
+    // A generation left half-written by a crash holds its number: take the next free one.
+    for _ in 0..8 {
+        match host.write(&Root::State, &generation_path(session, next), bytes, WriteMode::CreateNew) {
+            Ok(()) => {
+                for generation in skipped.into_iter().chain((loaded > 0).then_some(loaded)) {
+                    let _ = host.remove_file(&Root::State, &generation_path(session, generation));
+                }
+                return;
+            }
+            Err(FsError::AlreadyExists) => {
+                skipped.push(next);
+                next = next.saturating_add(1);
+            }
+            Err(err) => {
+                let _ = host.remove_file(&Root::State, &generation_path(session, next));
+                host.log(Level::Warn, &format!("could not save session state of `{}`: {err:?}", key(session)));
+                return;
+            }
+        }
+    }
+    host.log(Level::Warn, &format!("could not save session state of `{}`: no free generation", key(session)));
 }
 
 /// The session a review in flight belongs to, from its marker.
@@ -269,35 +335,42 @@ pub fn sweep(host: &impl Host) {
     }
     let _ = state_file::write_atomic(host, &Root::State, SWEEP_MARK, b"");
     let Ok(entries) = host.list_dir(&Root::State, DIR) else { return };
-    let files: Vec<String> = entries
-        .into_iter()
-        .filter(|(name, kind)| {
-            *kind == crate::host::EntryKind::File && name.ends_with(".json") && !name.starts_with('.')
-        })
-        .map(|(name, _)| format!("{DIR}/{name}"))
-        .filter(|path| path != BREAKER_PATH)
-        .collect();
-    let stats = host.stat_many(&Root::State, &files);
     let mut removed = 0;
-    for (path, stat) in files.iter().zip(stats) {
-        let Ok(stat) = stat else { continue };
-        if now.saturating_sub(stat.modified_ms) < KEEP_MS {
+    for (name, kind) in entries {
+        // Session folders are 24 hex digits; `in-flight/`, the breaker and the mark are not.
+        if kind != crate::host::EntryKind::Dir || name.len() != 24 || !name.bytes().all(|b| b.is_ascii_hexdigit()) {
             continue;
         }
-        let Some(stored) = host.read(&Root::State, path).ok().and_then(|b| serde_json::from_slice::<Stored>(&b).ok())
-        else {
+        let folder = format!("{DIR}/{name}");
+        let Ok(files) = host.list_dir(&Root::State, &folder) else { continue };
+        let paths: Vec<String> = files.iter().map(|(f, _)| format!("{folder}/{f}")).collect();
+        let newest =
+            host.stat_many(&Root::State, &paths).into_iter().filter_map(Result::ok).map(|s| s.modified_ms).max();
+        if newest.is_some_and(|m| now.saturating_sub(m) < KEEP_MS) {
+            continue;
+        }
+        let Some(session) = paths.iter().rev().find_map(|p| {
+            let bytes = host.read(&Root::State, p).ok()?;
+            serde_json::from_slice::<Stored>(&bytes).ok()
+        }) else {
             continue;
         };
-        if stored.review.in_flight.is_some() {
+        if session.review.in_flight.is_some() || key(&session.session) != name {
             continue;
         }
-        // Under the session's lock, and only if no event touched it meanwhile.
-        let Some(lock) = state_file::try_lock(host, &lock_name(&stored.session)) else { continue };
-        let untouched = host.stat(&Root::State, path).is_ok_and(|s| s.modified_ms == stat.modified_ms);
-        if untouched && host.remove_file(&Root::State, path).is_ok() {
-            removed += 1;
+        // Under the session's lock, and only if no event wrote a generation meanwhile.
+        let Some(lock) = state_file::try_lock(host, &lock_name(&session.session)) else { continue };
+        let names = |list: &[(String, crate::host::EntryKind)]| list.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
+        let unchanged = host.list_dir(&Root::State, &folder).is_ok_and(|now| names(&now) == names(&files));
+        if unchanged {
+            for path in &paths {
+                let _ = host.remove_file(&Root::State, path);
+            }
+            if host.remove_dir(&Root::State, &folder).is_ok() {
+                removed += 1;
+            }
         }
-        lock.release(host);
+        lock.release_keeping_folder(host);
     }
     if removed > 0 {
         host.log(Level::Info, &format!("removed {removed} session state file(s) untouched for 7 days"));

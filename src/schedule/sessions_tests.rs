@@ -50,19 +50,40 @@ fn markers_follow_the_review_in_flight() {
 #[test]
 fn a_file_that_is_not_this_sessions_state_starts_it_over() {
     let host = FakeHost::new(0);
-    host.write(&Root::State, &path("s1"), b"{not json", crate::host::WriteMode::Truncate).unwrap();
+    host.write(&Root::State, &generation_path("s1", 1), b"{not json", crate::host::WriteMode::Truncate).unwrap();
     assert_eq!(load(&host, "s1").review, SessionState::default());
     assert!(host.logged("starting it over"));
     // Another session's state under this name (a file copied by hand) is not taken for ours.
     let mut other = load(&host, "s2");
     other.review.turn = 9;
     let bytes = serde_json::to_vec(&other).unwrap();
-    host.write(&Root::State, &path("s1"), &bytes, crate::host::WriteMode::Truncate).unwrap();
+    host.write(&Root::State, &generation_path("s1", 1), &bytes, crate::host::WriteMode::Truncate).unwrap();
     assert_eq!(load(&host, "s1").review.turn, 0);
     // A huge file is not parsed.
     let huge = vec![b' '; MAX_FILE_BYTES + 1];
-    host.write(&Root::State, &path("s1"), &huge, crate::host::WriteMode::Truncate).unwrap();
+    host.write(&Root::State, &generation_path("s1", 1), &huge, crate::host::WriteMode::Truncate).unwrap();
     assert_eq!(load(&host, "s1").session, "s1");
+}
+
+#[test]
+fn a_generation_being_written_or_torn_leaves_the_one_before_in_force() {
+    let host = FakeHost::new(0);
+    let mut stored = load(&host, "s1");
+    stored.review.turn = 4;
+    save(&host, None, &stored);
+    let mut stored = load(&host, "s1");
+    stored.review.turn = 5;
+    save(&host, None, &stored);
+    assert_eq!(generations(&host, "s1"), [2], "older generations are removed");
+    // A writer that died after creating generation 3 and before writing it whole.
+    host.write(&Root::State, &generation_path("s1", 3), b"{\"v\":1,\"sess", crate::host::WriteMode::CreateNew).unwrap();
+    assert_eq!(load(&host, "s1").review.turn, 5);
+    // The next save takes a free number and clears both.
+    let mut stored = load(&host, "s1");
+    stored.review.turn = 6;
+    save(&host, None, &stored);
+    assert_eq!(generations(&host, "s1"), [4]);
+    assert_eq!(load(&host, "s1").review.turn, 6);
 }
 
 #[test]
@@ -133,11 +154,11 @@ fn the_sweep_removes_week_old_sessions_but_not_reviews_in_flight() {
     recent.review.turn = 1;
     save(&host, None, &recent);
     sweep(&host);
-    assert!(host.file(&Root::State, &path("old")).is_none());
-    assert!(host.file(&Root::State, &path("busy")).is_some());
-    assert!(host.file(&Root::State, &path("recent")).is_some());
+    assert!(generations(&host, "old").is_empty());
+    assert!(!generations(&host, "busy").is_empty());
+    assert!(!generations(&host, "recent").is_empty());
     // At most once a day.
     host.advance(KEEP_MS + MIN);
     sweep(&host);
-    assert!(host.file(&Root::State, &path("recent")).is_none(), "a day later it is swept");
+    assert!(generations(&host, "recent").is_empty(), "a day later it is swept");
 }

@@ -7,7 +7,7 @@
 use super::FsErr;
 use rustix::fs::{self as rfs, AtFlags, FileType, Mode, OFlags, Stat};
 use rustix::io::Errno;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
 const DIR_FLAGS: OFlags = OFlags::RDONLY.union(OFlags::DIRECTORY).union(OFlags::NOFOLLOW).union(OFlags::CLOEXEC);
 const FILE_FLAGS: OFlags = OFlags::NOFOLLOW.union(OFlags::CLOEXEC).union(OFlags::NONBLOCK).union(OFlags::NOCTTY);
@@ -30,21 +30,32 @@ pub(super) fn split(path: &str) -> (&str, &str) {
 /// The folder at `path` ("" is the root itself), walked from `root` without following links;
 /// with `create`, missing folders are made on the way.
 pub(super) fn open_dir(root: impl AsFd, path: &str, create: bool) -> Result<OwnedFd, FsErr> {
-    let mut fd = rfs::openat(root.as_fd(), ".", DIR_FLAGS, Mode::empty()).map_err(errno)?;
-    for name in path.split('/').filter(|c| !c.is_empty()) {
-        fd = match rfs::openat(&fd, name, DIR_FLAGS, Mode::empty()) {
-            Err(Errno::NOENT) if create => {
-                match rfs::mkdirat(&fd, name, Mode::from_raw_mode(0o777)) {
-                    Ok(()) | Err(Errno::EXIST) => {}
-                    Err(err) => return Err(errno(err)),
-                }
-                rfs::openat(&fd, name, DIR_FLAGS, Mode::empty()).map_err(|e| component_error(&fd, name, e))?
-            }
-            Err(err) => return Err(component_error(&fd, name, err)),
-            Ok(next) => next,
-        };
+    let mut names = path.split('/').filter(|c| !c.is_empty());
+    // The first component is opened from the root's handle itself (no copy of the root first):
+    // one open fewer on every call.
+    let Some(first) = names.next() else {
+        return rfs::openat(root.as_fd(), ".", DIR_FLAGS, Mode::empty()).map_err(errno);
+    };
+    let mut fd = open_component(root.as_fd(), first, create)?;
+    for name in names {
+        fd = open_component(fd.as_fd(), name, create)?;
     }
     Ok(fd)
+}
+
+/// One folder of a walk, below `dir`, never through a link; made when missing with `create`.
+fn open_component(dir: BorrowedFd<'_>, name: &str, create: bool) -> Result<OwnedFd, FsErr> {
+    match rfs::openat(dir, name, DIR_FLAGS, Mode::empty()) {
+        Err(Errno::NOENT) if create => {
+            match rfs::mkdirat(dir, name, Mode::from_raw_mode(0o777)) {
+                Ok(()) | Err(Errno::EXIST) => {}
+                Err(err) => return Err(errno(err)),
+            }
+            rfs::openat(dir, name, DIR_FLAGS, Mode::empty()).map_err(|e| component_error(&dir, name, e))
+        }
+        Err(err) => Err(component_error(&dir, name, err)),
+        Ok(next) => Ok(next),
+    }
 }
 
 /// A regular file at `path`, opened by handle and checked on the handle: anything else is
@@ -103,7 +114,7 @@ pub(super) fn unsigned<T: TryInto<u64>>(value: T) -> u64 {
 
 /// A failed open of one component: a link there is `symlink`, whatever errno the platform chose
 /// (ELOOP on Linux, EMLINK on FreeBSD, ENOTDIR for a link opened as a folder).
-fn component_error(dir: &OwnedFd, name: &str, err: Errno) -> FsErr {
+fn component_error(dir: &impl AsFd, name: &str, err: Errno) -> FsErr {
     if matches!(err, Errno::LOOP | Errno::MLINK | Errno::NOTDIR)
         && lstat(dir, name).is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::Symlink)
     {
