@@ -9,8 +9,6 @@ mod live_support;
 
 use live_support::*;
 use serde_json::{Value, json};
-use std::io::Write;
-use std::process::Stdio;
 
 #[test]
 fn a_due_turn_starts_a_real_reviewer_whose_patch_lands_through_every_guard() {
@@ -142,20 +140,7 @@ fn event_lines_decide_the_same_in_one_process_or_one_per_line() {
         json!({"type": "command", "session": "e1", "text": "/skills review status --json"}),
         json!({"type": "config", "config": {}}),
     ];
-    let run = |s: &Session, input: &str| -> (Vec<Value>, bool) {
-        let mut child = cli(s)
-            .arg("event")
-            .arg("--home")
-            .arg(s.home.path())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
-        let out = child.wait_with_output().unwrap();
-        let text = String::from_utf8(out.stdout).unwrap();
-        (text.lines().map(|l| serde_json::from_str(l).unwrap()).collect(), out.status.success())
-    };
+    let run = |s: &Session, input: &str| event_input(s, input);
     let shape = |d: &Value| {
         let mut d = d.clone();
         if let Some(obj) = d.as_object_mut() {

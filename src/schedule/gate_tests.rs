@@ -6,6 +6,22 @@ use crate::host::HttpResponse;
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::wasm_bindgen_test as test;
 
+/// The fields of one gates.jsonl line, exactly the seed's (serde's order: alphabetical).
+const SEED_FIELDS: [&str; 12] = [
+    "at",
+    "choice",
+    "confidence",
+    "decision",
+    "latencyMs",
+    "probability",
+    "reason",
+    "session",
+    "source",
+    "threshold",
+    "toolCalls",
+    "turn",
+];
+
 fn jev() -> JevConfig {
     JevConfig { endpoint: "gate".into(), cooldown_minutes: 5, timeout_ms: 2_000, confident_no: 0.75 }
 }
@@ -68,23 +84,7 @@ fn a_confident_no_skips_and_the_record_has_the_seed_fields() {
     assert_eq!(verdict, Verdict::Skip);
     let line: Value = serde_json::to_value(&record).unwrap();
     let keys: Vec<&str> = line.as_object().unwrap().keys().map(String::as_str).collect();
-    assert_eq!(
-        keys,
-        [
-            "at",
-            "choice",
-            "confidence",
-            "decision",
-            "latencyMs",
-            "probability",
-            "reason",
-            "session",
-            "source",
-            "threshold",
-            "toolCalls",
-            "turn"
-        ]
-    );
+    assert_eq!(keys, SEED_FIELDS);
     assert_eq!(line["source"], "jev");
     assert_eq!(line["toolCalls"], 7);
     assert_eq!(line["threshold"], 0.75);
@@ -392,23 +392,7 @@ fn openai_decisions_append_the_seed_fields_with_source_openai() {
     let log = String::from_utf8(host.file(&Root::State, LOG_PATH).unwrap()).unwrap();
     let line: Value = serde_json::from_str(log.trim_end()).unwrap();
     let keys: Vec<&str> = line.as_object().unwrap().keys().map(String::as_str).collect();
-    assert_eq!(
-        keys,
-        [
-            "at",
-            "choice",
-            "confidence",
-            "decision",
-            "latencyMs",
-            "probability",
-            "reason",
-            "session",
-            "source",
-            "threshold",
-            "toolCalls",
-            "turn"
-        ]
-    );
+    assert_eq!(keys, SEED_FIELDS);
     assert_eq!(
         (&line["source"], &line["decision"], &line["choice"], &line["confidence"]),
         (&json!("openai"), &json!("skip"), &json!("no"), &json!(0.8))

@@ -193,6 +193,11 @@ pub fn kill_reviewers(s: &Session) {
 
 /// Lines through `self-evolve event`, one process; the decisions it printed.
 pub fn event_lines(s: &Session, lines: &[Value]) -> Vec<Value> {
+    event_input(s, &lines.iter().map(|l| l.to_string() + "\n").collect::<String>()).0
+}
+
+/// `input` through `self-evolve event`; the decisions it printed and whether it exited 0.
+pub fn event_input(s: &Session, input: &str) -> (Vec<Value>, bool) {
     let mut child = cli(s)
         .arg("event")
         .arg("--home")
@@ -201,8 +206,8 @@ pub fn event_lines(s: &Session, lines: &[Value]) -> Vec<Value> {
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    let input: String = lines.iter().map(|l| l.to_string() + "\n").collect();
     child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
     let out = child.wait_with_output().unwrap();
-    String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    let decisions = String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    (decisions, out.status.success())
 }
