@@ -87,8 +87,12 @@ impl Lock {
 
     fn release_inner(self, host: &impl Host, tidy: bool) {
         let Some(path) = self.path else { return };
-        // Only our own: a lock broken as stale and retaken by another process is theirs.
-        let ours = host.read(&Root::State, &path).is_ok_and(|b| b == self.token.as_bytes());
+        // Only our own: a lock broken as stale and retaken by another process is theirs. No other
+        // process breaks a lock younger than `STALE_LOCK_MS` (every process of a home shares the
+        // system clock), so one held for less than half of that is ours without reading it back.
+        let taken: Option<u64> = self.token.split('-').next().and_then(|ms| ms.parse().ok());
+        let young = taken.is_some_and(|t| host.now_ms().saturating_sub(t) < STALE_LOCK_MS / 2);
+        let ours = young || host.read(&Root::State, &path).is_ok_and(|b| b == self.token.as_bytes());
         if ours {
             let _ = host.remove_file(&Root::State, &path);
             // Leave no trace when nothing else is locked (a refusal changes nothing on disk).
@@ -218,4 +222,33 @@ pub fn with_lock<H: Host, T>(host: &H, name: &str, f: impl FnOnce() -> Result<T,
     let result = f();
     lock.release(host);
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fake::FakeHost;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    #[test]
+    fn a_lock_is_released_by_its_holder_only() {
+        let host = FakeHost::new(1_000_000);
+        let lock = super::lock(&host, "skill-a").unwrap();
+        assert!(try_lock(&host, "skill-a").is_none(), "held");
+        lock.release(&host);
+        assert!(host.file(&Root::State, "locks/skill-a.lock").is_none());
+
+        // Held past the stale age: another process breaks it and takes it; the first holder's
+        // late release leaves the new holder's lock alone.
+        let slow = super::lock(&host, "skill-a").unwrap();
+        host.advance(STALE_LOCK_MS + 1);
+        let other = super::lock(&host, "skill-a").unwrap();
+        assert!(host.logged("breaking the stale lock"));
+        slow.release(&host);
+        assert!(host.file(&Root::State, "locks/skill-a.lock").is_some(), "the other holder's lock stays");
+        assert!(try_lock(&host, "skill-a").is_none());
+        other.release(&host);
+        assert!(try_lock(&host, "skill-a").is_some());
+    }
 }
