@@ -10,6 +10,8 @@ use std::path::Path;
 pub const MAX_SEED_BYTES: usize = 48 << 10;
 /// A transcript is read up to this size (from its end when larger).
 const MAX_READ_BYTES: u64 = 64 << 20;
+/// How much of a transcript's end is read for the last assistant message.
+const TAIL_BYTES: u64 = 4 << 20;
 /// One line of the transcript longer than this is skipped (a pasted blob).
 const MAX_LINE_BYTES: usize = 4 << 20;
 
@@ -96,9 +98,19 @@ fn render(entry: &serde_json::Value) -> Vec<String> {
 /// The last thing the assistant said (its last entry with text, every line of it), for the
 /// gate's digest when the hook event lacks it.
 pub fn last_assistant_text(path: &Path) -> Option<String> {
-    let file = std::fs::File::open(path).ok()?;
-    let mut reader = BufReader::new(file.take(MAX_READ_BYTES));
+    use std::io::{Seek, SeekFrom};
+    let mut file = std::fs::File::open(path).ok()?;
+    // A `Stop` hook runs at the end of every turn: only the transcript's tail is read.
+    let len = file.metadata().ok()?.len();
+    let from = len.saturating_sub(TAIL_BYTES);
+    file.seek(SeekFrom::Start(from)).ok()?;
+    let mut reader = BufReader::new(file.take(TAIL_BYTES));
     let (mut last, mut buf) = (None, Vec::new());
+    if from > 0 {
+        // The first line read starts mid-entry.
+        reader.read_until(b'\n', &mut buf).ok()?;
+        buf.clear();
+    }
     while reader.read_until(b'\n', &mut buf).ok()? > 0 {
         if buf.len() <= MAX_LINE_BYTES
             && let Ok(value) = serde_json::from_slice::<serde_json::Value>(&buf)
@@ -148,6 +160,19 @@ mod tests {
         let multi =
             transcript(&[serde_json::json!({"type": "assistant", "message": {"content": "Done.\nTwo lines."}})]);
         assert_eq!(last_assistant_text(multi.path()).as_deref(), Some("Done.\nTwo lines."));
+    }
+
+    #[test]
+    fn the_last_assistant_message_is_read_from_the_tail_of_a_long_transcript() {
+        let filler = serde_json::json!({"type": "user", "message": {"content": "x".repeat(1000)}}).to_string();
+        let first = serde_json::json!({"type": "assistant", "message": {"content": "long ago"}}).to_string();
+        let last = serde_json::json!({"type": "assistant", "message": {"content": "just now"}}).to_string();
+        let body = vec![filler; 5_000].join("\n");
+        let file = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(file.path(), format!("{first}\n{body}\n{last}\n")).unwrap();
+        assert_eq!(last_assistant_text(file.path()).as_deref(), Some("just now"));
+        std::fs::write(file.path(), format!("{first}\n{body}\n")).unwrap();
+        assert_eq!(last_assistant_text(file.path()), None, "only the tail is read");
     }
 
     #[test]
