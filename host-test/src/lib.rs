@@ -44,6 +44,7 @@ pub mod mcp;
 pub mod plugin;
 pub mod sandbox;
 pub mod state;
+pub mod team;
 pub mod testing;
 pub mod text;
 

@@ -153,6 +153,15 @@ enum Command {
         #[arg(long, env = "SELF_EVOLVE_CWD")]
         cwd: Option<PathBuf>,
     },
+    /// Share the user skills folder with a team over git (host.json `git`): commit what landed,
+    /// fetch, replay local commits onto the remote branch, scan every outgoing file for
+    /// credentials, push. Exit 1 when a credential stops the push, 2 on a conflict.
+    Sync {
+        #[arg(long)]
+        home: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
     /// Runs one live reviewer to completion (started detached by the reviewer provider).
     #[command(hide = true)]
     ReviewerRun {
@@ -228,6 +237,36 @@ fn run(cli: Cli) -> Result<ExitCode> {
             };
             tool::run(&home, &wasm, tool::Call { name, args, session, agent, cwd })
         }
+        Command::Sync { home, json } => {
+            let home = absolute(home.unwrap_or_else(home::default_home));
+            let host_file = crate::live::config::HostFile::load(&home)?;
+            let git = host_file.git.with_context(|| {
+                format!(
+                    "{} has no `git` block: see the README, \"Share a library with your team\"",
+                    home.join("host.json").display()
+                )
+            })?;
+            let report = crate::team::sync::sync(&home, &git)?;
+            if json {
+                crate::say!("{}", serde_json::to_string(&report)?);
+            } else {
+                for line in &report.committed {
+                    crate::say!("committed  {line}");
+                }
+                match &report.offline {
+                    Some(why) => crate::say!("offline    {why}; local work is kept and goes out on the next sync"),
+                    None => {
+                        crate::say!("pulled     {} commit(s)\npushed     {} commit(s)", report.pulled, report.pushed)
+                    }
+                }
+                for file in &report.conflicts {
+                    crate::say!(
+                        "conflict   {file} (changed on both sides; nothing was pushed, local commits are kept)"
+                    );
+                }
+            }
+            Ok(if report.conflicts.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(2) })
+        }
         Command::ReviewerRun { home, id } => {
             crate::live::supervise::run(&home, &id, &wasm)?;
             Ok(ExitCode::SUCCESS)
@@ -266,7 +305,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let shown = |text: String| {
                 if args.iter().any(|a| a == "--json") { text } else { crate::text::visible_lines(&text) }
             };
-            match plugin.command(&ctx, &args.join(" "))? {
+            let answer = plugin.command(&ctx, &args.join(" "))?;
+            // A team library: an approval, revert or archive becomes a commit.
+            if let Some(git) = crate::live::config::HostFile::load(&home).ok().and_then(|f| f.git)
+                && let Err(err) = crate::team::commit_landed(&home, &git)
+            {
+                eprintln!("self-evolve: git commit: {err:#}");
+            }
+            match answer {
                 Ok(text) => {
                     crate::say!("{}", shown(text));
                     Ok(ExitCode::SUCCESS)

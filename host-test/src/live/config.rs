@@ -55,15 +55,17 @@ pub struct HostFile {
     pub http: HttpConfig,
     pub reviewer: Reviewer,
     pub hook: HookConfig,
+    /// The user skills root is a team's git working tree (`crate::team`).
+    pub git: Option<crate::team::GitConfig>,
 }
 
 impl Default for HostFile {
     fn default() -> Self {
-        HostFile { http: HttpConfig::default(), reviewer: Reviewer::None, hook: HookConfig::default() }
+        HostFile { http: HttpConfig::default(), reviewer: Reviewer::None, hook: HookConfig::default(), git: None }
     }
 }
 
-const TOP_KEYS: &[&str] = &["endpoints", "reviewer", "hook"];
+const TOP_KEYS: &[&str] = &["endpoints", "reviewer", "hook", "git"];
 
 impl HostFile {
     /// `<home>/host.json`, or the defaults when there is none.
@@ -90,6 +92,9 @@ impl HostFile {
         }
         if let Some(reviewer) = obj.get("reviewer") {
             file.reviewer = self::reviewer(reviewer)?;
+        }
+        if let Some(git) = obj.get("git") {
+            file.git = Some(crate::team::GitConfig::from_json(git)?);
         }
         if let Some(hook) = obj.get("hook") {
             let hook = object(hook, "`hook`")?;

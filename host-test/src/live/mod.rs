@@ -77,6 +77,21 @@ impl Live {
         let logs: Vec<(crate::caps::log::Level, String)> =
             self.logs.lock().map(|mut l| std::mem::take(&mut *l)).unwrap_or_default();
         let mut lines = String::new();
+        // A team library: what this process landed becomes commits (pushed by `sync`).
+        if let Some(git) = &self.host_file.git {
+            match crate::team::commit_landed(&self.home, git) {
+                Ok(made) if !made.is_empty() => {
+                    let entry = serde_json::json!({"source": source, "level": "info", "log": format!("committed: {}", made.join("; "))});
+                    lines.push_str(&format!("{entry}\n"));
+                }
+                Ok(_) => {}
+                Err(err) => {
+                    let entry =
+                        serde_json::json!({"source": source, "level": "warn", "log": format!("git commit: {err:#}")});
+                    lines.push_str(&format!("{entry}\n"));
+                }
+            }
+        }
         let at = crate::Clock::now_ms(&crate::SystemClock);
         for d in decisions {
             let decision: serde_json::Value = serde_json::from_str(d).unwrap_or(serde_json::Value::String(d.clone()));

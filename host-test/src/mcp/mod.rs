@@ -83,6 +83,8 @@ pub fn run(options: Options) -> Result<()> {
         None => options.session.clone().unwrap_or_else(|| format!("mcp-{}-{started}", std::process::id())),
     };
     let config_json = home::operator_config(&options.home)?;
+    let team = crate::live::config::HostFile::load(&options.home)?.git;
+    let home = options.home.clone();
     let bytes = options.wasm.bytes()?.into_owned();
     let fs = fs_config(&options.home, options.project.as_deref().map(|_| cwd.as_path()), &session);
     let worker = worker::Worker::start(move || {
@@ -120,10 +122,16 @@ pub fn run(options: Options) -> Result<()> {
                 }
             }
         });
-        let service = server::Server::new(worker, ctx, tool)
-            .serve(rmcp::transport::stdio())
-            .await
-            .map_err(|e| anyhow!("MCP initialisation failed: {e}"))?;
+        let mut server = server::Server::new(worker, ctx, tool);
+        if let Some(git) = team {
+            server = server.after_landing(move || {
+                if let Err(err) = crate::team::commit_landed(&home, &git) {
+                    eprintln!("self-evolve: git commit: {err:#}");
+                }
+            });
+        }
+        let service =
+            server.serve(rmcp::transport::stdio()).await.map_err(|e| anyhow!("MCP initialisation failed: {e}"))?;
         service.waiting().await.map_err(|e| anyhow!("the MCP session ended with an error: {e}"))?;
         Ok(())
     })

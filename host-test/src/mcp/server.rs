@@ -26,12 +26,20 @@ pub struct Server {
     worker: Worker,
     ctx: Arc<CallContext>,
     tool: Tool,
+    /// Runs after a write landed (a team library commits it), on the plugin's thread.
+    after_landing: Option<Arc<dyn Fn() + Send + Sync>>,
 }
 
 impl Server {
     /// `tool` is the plugin's own `skill_manage` spec (name, description, JSON schema).
     pub fn new(worker: Worker, ctx: CallContext, tool: Tool) -> Server {
-        Server { worker, ctx: Arc::new(ctx), tool }
+        Server { worker, ctx: Arc::new(ctx), tool, after_landing: None }
+    }
+
+    /// What to run after each write that landed.
+    pub fn after_landing(mut self, f: impl Fn() + Send + Sync + 'static) -> Server {
+        self.after_landing = Some(Arc::new(f));
+        self
     }
 
     async fn page(&self, cursor: Option<&str>) -> Result<CatalogPage, McpError> {
@@ -196,6 +204,9 @@ impl ServerHandler for Server {
         let result = match answer {
             Ok(Ok(text)) => {
                 if landed(&text) {
+                    if let Some(after) = self.after_landing.clone() {
+                        let _ = self.worker.call(move |_| after()).await;
+                    }
                     // Best effort: a client that went away does not undo the write.
                     let _ = context.peer.notify_resource_list_changed().await;
                 }

@@ -1,0 +1,172 @@
+//! Team libraries over git with real `git` and no network: a bare repository on disk as the
+//! remote, two homes cloned from it standing in for two machines. Every landed change is one
+//! commit with the plugin's trailers; `sync` moves them both ways; a credential committed by hand
+//! stops the push, named by commit, file, line and rule but never shown; an unreachable remote is
+//! reported and local work goes on; a same-skill edit on both sides stops before pushing and keeps
+//! the local commit.
+
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn wasm() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../dist/self-evolve.wasm")
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git").arg("-C").arg(dir).args(args).output().unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn cli(home: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_self-evolve"));
+    cmd.env("SELF_EVOLVE_CACHE_DIR", env!("CARGO_TARGET_TMPDIR"))
+        .env_remove("SELF_EVOLVE_ACTIVATION")
+        .env_remove("SELF_EVOLVE_SESSION")
+        .arg("--wasm")
+        .arg(wasm())
+        .current_dir(home);
+    cmd
+}
+
+/// A bare remote with one commit on `main`, and `n` homes cloned from it.
+struct Team {
+    _dir: tempfile::TempDir,
+    remote: PathBuf,
+    homes: Vec<PathBuf>,
+}
+
+fn team(n: usize) -> Team {
+    let dir = tempfile::tempdir().unwrap();
+    let remote = dir.path().join("remote.git");
+    git(dir.path(), &["init", "-q", "--bare", "-b", "main", remote.to_str().unwrap()]);
+    let seed = dir.path().join("seed");
+    git(dir.path(), &["clone", "-q", remote.to_str().unwrap(), seed.to_str().unwrap()]);
+    std::fs::write(seed.join("README.md"), "Our team's skills.\n").unwrap();
+    git(&seed, &["-c", "user.name=seed", "-c", "user.email=seed@example.com", "add", "README.md"]);
+    git(&seed, &["-c", "user.name=seed", "-c", "user.email=seed@example.com", "commit", "-q", "-m", "start"]);
+    git(&seed, &["push", "-q", "origin", "HEAD:main"]);
+    let mut homes = Vec::new();
+    for i in 0..n {
+        let home = dir.path().join(format!("home-{i}"));
+        std::fs::create_dir_all(&home).unwrap();
+        let skills = home.join("skills");
+        git(&home, &["clone", "-q", remote.to_str().unwrap(), skills.to_str().unwrap()]);
+        git(&skills, &["config", "user.name", &format!("teammate {i}")]);
+        git(&skills, &["config", "user.email", &format!("t{i}@example.com")]);
+        let host = json!({"git": {"remote": "origin", "branch": "main", "library": format!("laptop-{i}")}});
+        std::fs::write(home.join("host.json"), host.to_string()).unwrap();
+        homes.push(home);
+    }
+    Team { _dir: dir, remote, homes }
+}
+
+fn tool(home: &Path, args: Value) -> Value {
+    let out = cli(home)
+        .args(["tool", "skill_manage"])
+        .arg(args.to_string())
+        .arg("--home")
+        .arg(home)
+        .args(["--session", "s1"])
+        .output()
+        .unwrap();
+    serde_json::from_slice(&out.stdout).unwrap_or(Value::Null)
+}
+
+fn sync(home: &Path) -> (Value, Option<i32>, String) {
+    let out = cli(home).args(["sync", "--json", "--home"]).arg(home).output().unwrap();
+    let report = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    (report, out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+fn create(home: &Path, name: &str, body: &str) {
+    let answer = tool(
+        home,
+        json!({"action": "create", "name": name, "description": format!("How the team does {name}. Use when {name} comes up."), "body": body}),
+    );
+    assert_eq!(answer["status"], "written", "{answer}");
+}
+
+#[test]
+fn landed_changes_are_commits_with_trailers_and_sync_moves_them_both_ways() {
+    let t = team(2);
+    let (a, b) = (&t.homes[0], &t.homes[1]);
+    create(a, "release-notes", "Write the notes from merged PR titles.\n");
+    let skills = a.join("skills");
+    let message = git(&skills, &["log", "-1", "--format=%B"]);
+    assert!(message.starts_with("release-notes: create (v1)"), "{message}");
+    for trailer in ["Skill: release-notes", "Actor: agent", "Agent: main", "Session: s1", "Library: laptop-0"] {
+        assert!(message.contains(trailer), "{trailer} in {message}");
+    }
+    assert_eq!(git(&skills, &["status", "--porcelain"]), "", "nothing left uncommitted");
+
+    let (report, code, stderr) = sync(a);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(report["pushed"], 1, "{report}");
+    let (report, code, _) = sync(b);
+    assert_eq!((code, report["pulled"].as_u64()), (Some(0), Some(1)), "{report}");
+    assert!(b.join("skills/release-notes/SKILL.md").is_file());
+    assert_eq!(git(&t.remote, &["log", "-1", "--format=%s", "main"]).trim(), "release-notes: create (v1)");
+}
+
+#[test]
+fn a_credential_committed_by_hand_stops_the_push_and_is_never_shown() {
+    let t = team(1);
+    let a = &t.homes[0];
+    let skills = a.join("skills");
+    let key = ["ghp_", "Z7QX3M2K9LPT4WNBZ7QX3M2K9LPT4WNB1234"].concat();
+    std::fs::create_dir_all(skills.join("deploy")).unwrap();
+    std::fs::write(
+        skills.join("deploy/SKILL.md"),
+        format!("---\nname: deploy\ndescription: Deploys. Use when deploying.\n---\nexport GITHUB_TOKEN={key}\n"),
+    )
+    .unwrap();
+    git(&skills, &["add", "deploy"]);
+    git(&skills, &["commit", "-q", "-m", "deploy by hand"]);
+    let before = git(&t.remote, &["rev-parse", "main"]);
+    let (_, code, stderr) = sync(a);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("deploy/SKILL.md:5") && stderr.contains("github-pat"), "{stderr}");
+    assert!(!stderr.contains(&key), "the value is never printed: {stderr}");
+    assert_eq!(git(&t.remote, &["rev-parse", "main"]), before, "nothing reached the remote");
+}
+
+#[test]
+fn an_unreachable_remote_is_reported_and_local_work_goes_on() {
+    let t = team(1);
+    let a = &t.homes[0];
+    std::fs::rename(&t.remote, t.remote.with_extension("gone")).unwrap();
+    create(a, "triage", "Label, then assign.\n");
+    let (report, code, stderr) = sync(a);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(report["offline"].is_string(), "{report}");
+    assert!(git(&a.join("skills"), &["log", "-1", "--format=%s"]).starts_with("triage: create"));
+    std::fs::rename(t.remote.with_extension("gone"), &t.remote).unwrap();
+    let (report, _, _) = sync(a);
+    assert_eq!(report["pushed"], 1, "{report}");
+}
+
+#[test]
+fn a_same_skill_edit_on_both_sides_stops_before_pushing_and_keeps_the_local_commit() {
+    let t = team(2);
+    let (a, b) = (&t.homes[0], &t.homes[1]);
+    create(a, "standup", "Post blockers first.\n");
+    sync(a);
+    sync(b);
+    for (home, text) in [(a, "Post blockers first, then wins."), (b, "Post blockers first; keep it short.")] {
+        tool(home, json!({"action": "view", "name": "standup"}));
+        let answer = tool(
+            home,
+            json!({"action": "patch", "name": "standup", "old_string": "Post blockers first.", "new_string": text}),
+        );
+        assert_eq!(answer["status"], "written", "{answer}");
+    }
+    assert_eq!(sync(a).0["pushed"], 1);
+    let (report, code, _) = sync(b);
+    assert_eq!(code, Some(2), "{report}");
+    assert_eq!(report["conflicts"], json!(["standup/SKILL.md"]), "{report}");
+    let mine = std::fs::read_to_string(b.join("skills/standup/SKILL.md")).unwrap();
+    assert!(mine.contains("keep it short"), "the local edit is kept: {mine}");
+    assert_eq!(git(&b.join("skills"), &["status", "--porcelain"]), "", "no rebase left half done");
+}
