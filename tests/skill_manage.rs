@@ -115,6 +115,33 @@ fn with_approval_on_writes_are_staged_with_a_diff_until_approved() {
     assert!(out["diff"].as_str().unwrap().contains("+++ b/docker-deploy/SKILL.md"));
 }
 
+/// `stage: true` asks for approval even when writes land directly (never the reverse).
+#[test]
+fn a_change_asked_to_be_staged_is_staged_with_approval_off() {
+    let mut h = ready("{}");
+    create(
+        &mut h,
+        "docker-deploy",
+        "Deploy the web app to staging with docker compose. Use when deploying.",
+        "Run compose.\n",
+    );
+    let file = h.user_skills().join("docker-deploy/SKILL.md");
+    let before = std::fs::read(&file).unwrap();
+    let out = h
+        .skill(
+            "s1",
+            json!({"action": "patch", "name": "docker-deploy", "old_string": "Run compose.", "new_string": "Run compose, then smoke-test.", "stage": true}),
+        )
+        .unwrap();
+    assert_eq!(out["status"], "staged", "{out}");
+    assert_eq!(std::fs::read(&file).unwrap(), before, "nothing written before approval");
+    assert!(out["diff"].as_str().unwrap().contains("+Run compose, then smoke-test."));
+    let direct = h
+        .skill("s1", json!({"action": "patch", "name": "docker-deploy", "old_string": "Run compose.", "new_string": "Run it.", "stage": false}))
+        .unwrap();
+    assert_eq!(direct["status"], "written", "without it the change lands: {direct}");
+}
+
 /// Sets up a library with one owned skill (read by `main`) and one hand-written skill.
 fn library() -> TestHost {
     let mut h = ready("{}");

@@ -148,10 +148,11 @@ fn an_unreachable_remote_is_reported_and_local_work_goes_on() {
 }
 
 #[test]
-fn a_same_skill_edit_on_both_sides_stops_before_pushing_and_keeps_the_local_commit() {
+fn a_same_skill_edit_on_both_sides_lands_the_remote_and_stages_the_local_one() {
     let t = team(2);
     let (a, b) = (&t.homes[0], &t.homes[1]);
     create(a, "standup", "Post blockers first.\n");
+    create(a, "retro", "Start with what went well.\n");
     sync(a);
     sync(b);
     for (home, text) in [(a, "Post blockers first, then wins."), (b, "Post blockers first; keep it short.")] {
@@ -162,11 +163,36 @@ fn a_same_skill_edit_on_both_sides_stops_before_pushing_and_keeps_the_local_comm
         );
         assert_eq!(answer["status"], "written", "{answer}");
     }
+    // B also changed another skill: that change is not held up by the conflict.
+    tool(b, json!({"action": "view", "name": "retro"}));
+    tool(
+        b,
+        json!({"action": "patch", "name": "retro", "old_string": "went well.", "new_string": "went well, then what to change."}),
+    );
     assert_eq!(sync(a).0["pushed"], 1);
-    let (report, code, _) = sync(b);
-    assert_eq!(code, Some(2), "{report}");
-    assert_eq!(report["conflicts"], json!(["standup/SKILL.md"]), "{report}");
-    let mine = std::fs::read_to_string(b.join("skills/standup/SKILL.md")).unwrap();
-    assert!(mine.contains("keep it short"), "the local edit is kept: {mine}");
-    assert_eq!(git(&b.join("skills"), &["status", "--porcelain"]), "", "no rebase left half done");
+    let (report, code, stderr) = sync(b);
+    assert_eq!(code, Some(0), "{stderr}");
+    let conflict = &report["conflicts"][0];
+    assert_eq!(conflict["file"], "standup/SKILL.md", "{report}");
+    let id = conflict["staged"].as_str().unwrap_or_else(|| panic!("the local edit is staged: {report}"));
+    // On disk: the remote version, never conflict markers; the local one waits for approval.
+    let on_disk = std::fs::read_to_string(b.join("skills/standup/SKILL.md")).unwrap();
+    assert!(on_disk.contains("then wins") && !on_disk.contains("<<<<<<<"), "{on_disk}");
+    let diff = cli(b).args(["skills", "--home"]).arg(b).args(["diff", id]).output().unwrap();
+    let diff = String::from_utf8_lossy(&diff.stdout);
+    assert!(
+        diff.contains("+Post blockers first; keep it short.") && diff.contains("-Post blockers first, then wins."),
+        "{diff}"
+    );
+    // B's other change went out; the remote has no trace of the conflict.
+    assert_eq!(report["pushed"], 1, "{report}");
+    let remote_retro = git(&t.remote, &["show", "main:retro/SKILL.md"]);
+    assert!(remote_retro.contains("then what to change"), "{remote_retro}");
+    assert!(git(&t.remote, &["show", "main:standup/SKILL.md"]).contains("then wins"));
+    assert_eq!(git(&b.join("skills"), &["status", "--porcelain"]), "", "no replay left half done");
+    // Approving the staged write makes it the next change, which the next sync sends.
+    let approved = cli(b).args(["skills", "--home"]).arg(b).args(["approve", id]).output().unwrap();
+    assert!(approved.status.success(), "{}", String::from_utf8_lossy(&approved.stderr));
+    assert_eq!(sync(b).0["pushed"], 1);
+    assert!(git(&t.remote, &["show", "main:standup/SKILL.md"]).contains("keep it short"));
 }

@@ -54,6 +54,10 @@ pub fn run(host: &impl Host, cx: &mut Context, args_json: &str) -> Result<String
             scan_field(field, value)?;
         }
     }
+    // Staging is the careful side: a caller may always ask for it, never for the reverse.
+    if args.stage {
+        cx.approval = true;
+    }
     let value = match args.action.as_str() {
         "list" => return list(host, cx, &args),
         "view" => view(host, cx, &args),

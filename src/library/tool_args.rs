@@ -22,6 +22,10 @@ pub struct Args {
     pub replace_all: bool,
     pub file_path: Option<String>,
     pub reason: Option<String>,
+    /// Stage the change for the operator's approval even when writes land directly (a host
+    /// replaying a teammate's conflicting edit, an agent unsure of a change).
+    #[serde(default)]
+    pub stage: bool,
     /// list: the first skill of the page (by name) and the page's size.
     pub offset: Option<u64>,
     pub limit: Option<u64>,

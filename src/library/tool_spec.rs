@@ -48,6 +48,7 @@ fn skill_manage_schema() -> serde_json::Value {
             "file_path": {"type": "string",
                 "description": "write_file/remove_file/view: path under references/, templates/, scripts/ or assets/"},
             "reason": {"type": "string", "description": "Why this change: shown to the operator with staged writes"},
+            "stage": {"type": "boolean", "default": false, "description": "Stage this change for the operator's approval even when writes land directly"},
             "offset": {"type": "integer", "minimum": 0, "default": 0,
                 "description": "list: skip this many skills (by name); the result's next_offset continues"},
             "limit": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 100,

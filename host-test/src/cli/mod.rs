@@ -246,7 +246,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     home.join("host.json").display()
                 )
             })?;
-            let report = crate::team::sync::sync(&home, &git)?;
+            let report = crate::team::sync::sync(&home, &git, &wasm)?;
             if json {
                 crate::say!("{}", serde_json::to_string(&report)?);
             } else {
@@ -259,13 +259,22 @@ fn run(cli: Cli) -> Result<ExitCode> {
                         crate::say!("pulled     {} commit(s)\npushed     {} commit(s)", report.pulled, report.pushed)
                     }
                 }
-                for file in &report.conflicts {
-                    crate::say!(
-                        "conflict   {file} (changed on both sides; nothing was pushed, local commits are kept)"
-                    );
+                for c in &report.conflicts {
+                    match (&c.staged, &c.kept) {
+                        (Some(id), _) => crate::say!(
+                            "conflict   {} (the remote version is on disk; yours is staged as {id}: `self-evolve skills diff {id}`)",
+                            c.file
+                        ),
+                        (None, Some(kept)) => crate::say!(
+                            "conflict   {} (the remote version is on disk; yours is kept at {kept}: {})",
+                            c.file,
+                            c.why.as_deref().unwrap_or("")
+                        ),
+                        (None, None) => crate::say!("conflict   {} (both sides ended the same)", c.file),
+                    }
                 }
             }
-            Ok(if report.conflicts.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(2) })
+            Ok(ExitCode::SUCCESS)
         }
         Command::ReviewerRun { home, id } => {
             crate::live::supervise::run(&home, &id, &wasm)?;

@@ -19,8 +19,21 @@ pub struct Report {
     pub pulled: usize,
     /// Local commits pushed.
     pub pushed: usize,
-    /// Files both sides changed: the sync stopped before pushing, local commits are kept.
-    pub conflicts: Vec<String>,
+    /// Files both sides changed: the remote version is on disk and the local change is a staged
+    /// write against it (`/skills pending`), or, when the plugin refused to stage it, kept in
+    /// `kept` for a person to redo.
+    pub conflicts: Vec<Conflict>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Conflict {
+    pub file: String,
+    /// The staged write's id.
+    pub staged: Option<String>,
+    /// Where the local version was kept when it could not be staged, and why.
+    pub kept: Option<String>,
+    pub why: Option<String>,
 }
 
 /// A credential in an outgoing commit.
@@ -32,7 +45,7 @@ pub struct Leak {
     pub rule: String,
 }
 
-pub fn sync(home: &Path, config: &GitConfig) -> Result<Report> {
+pub fn sync(home: &Path, config: &GitConfig, wasm: &crate::component::Source) -> Result<Report> {
     let Some(root) = tree(home) else {
         bail!(
             "{} is not a git working tree: clone your team's library there (git clone URL {})",
@@ -56,10 +69,15 @@ pub fn sync(home: &Path, config: &GitConfig) -> Result<Report> {
         if has_remote {
             report.pulled = count(&root, &format!("HEAD..{remote_ref}"))?;
             if git(&root, &["rebase", "-q", &remote_ref]).is_err() {
+                // Never conflict markers in a SKILL.md, never a dropped edit: the remote version
+                // of each file both sides changed lands, and the local one becomes a staged write.
                 let conflicted = git(&root, &["diff", "--name-only", "--diff-filter=U"]).unwrap_or_default();
-                report.conflicts = conflicted.lines().map(str::to_string).collect();
-                let _ = git(&root, &["rebase", "--abort"]);
-                return Ok(report);
+                let files: Vec<String> = conflicted.lines().map(str::to_string).collect();
+                git(&root, &["rebase", "--abort"])?;
+                let local: Vec<(String, Option<String>)> =
+                    files.iter().map(|f| (f.clone(), git(&root, &["show", &format!("HEAD:{f}")]).ok())).collect();
+                git(&root, &["rebase", "-q", "-X", "ours", &remote_ref])?;
+                report.conflicts = super::stage::stage_local(home, wasm, &local)?;
             }
         }
         let range = if has_remote { format!("{remote_ref}..HEAD") } else { "HEAD".to_string() };
