@@ -100,6 +100,8 @@ fn landed_changes_are_commits_with_trailers_and_sync_moves_them_both_ways() {
         assert!(message.contains(trailer), "{trailer} in {message}");
     }
     assert_eq!(git(&skills, &["status", "--porcelain"]), "", "nothing left uncommitted");
+    let stamped = std::fs::read_to_string(skills.join("release-notes/SKILL.md")).unwrap();
+    assert!(stamped.contains("  library: laptop-0\n"), "the library that wrote it: {stamped}");
 
     let (report, code, stderr) = sync(a);
     assert_eq!(code, Some(0), "{stderr}");
@@ -195,4 +197,37 @@ fn a_same_skill_edit_on_both_sides_lands_the_remote_and_stages_the_local_one() {
     assert!(approved.status.success(), "{}", String::from_utf8_lossy(&approved.stderr));
     assert_eq!(sync(b).0["pushed"], 1);
     assert!(git(&t.remote, &["show", "main:standup/SKILL.md"]).contains("keep it short"));
+}
+
+/// A teammate's skill is not hand-written: this machine's agent patches it, or only stages
+/// changes to it, as this machine's operator config says; its own skills land either way.
+#[test]
+fn a_teammates_skill_is_patched_or_staged_as_this_machines_config_says() {
+    let t = team(2);
+    let (a, b) = (&t.homes[0], &t.homes[1]);
+    create(a, "oncall", "Page the secondary after 15 minutes.\n");
+    sync(a);
+    sync(b);
+    create(b, "handover", "Write what is still open.\n");
+    let patch = |home: &Path, name: &str, old: &str, new: &str| {
+        tool(home, json!({"action": "view", "name": name}));
+        tool(home, json!({"action": "patch", "name": name, "old_string": old, "new_string": new}))
+    };
+    // Default: teammates' skills are patched like this machine's own.
+    let landed = patch(b, "oncall", "15 minutes.", "15 minutes, then the lead.");
+    assert_eq!(landed["status"], "written", "{landed}");
+    // `stage`: a change to laptop-0's skill waits for this machine's operator; its own lands.
+    std::fs::write(b.join("config.json"), json!({"team": {"othersSkills": "stage"}}).to_string()).unwrap();
+    let staged = patch(b, "oncall", "then the lead.", "then the lead, then the manager.");
+    assert_eq!(staged["status"], "staged", "{staged}");
+    assert!(!std::fs::read_to_string(b.join("skills/oncall/SKILL.md")).unwrap().contains("the manager"));
+    let own = patch(b, "handover", "still open.", "still open, and who owns it.");
+    assert_eq!(own["status"], "written", "{own}");
+    // An edit cannot move a skill to another library.
+    tool(b, json!({"action": "view", "name": "oncall"}));
+    let text = std::fs::read_to_string(b.join("skills/oncall/SKILL.md"))
+        .unwrap()
+        .replace("library: laptop-0", "library: laptop-1");
+    let relabel = tool(b, json!({"action": "edit", "name": "oncall", "content": text}));
+    assert_eq!(relabel["status"], "staged", "still laptop-0's, so staged: {relabel}");
 }

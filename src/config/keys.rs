@@ -58,6 +58,18 @@ pub const KEYS: &[KeySpec] = &[
         doc: "Earlier versions kept per skill in history/ (0 records no new ones).",
     },
     KeySpec {
+        path: "team.library",
+        kind: Kind::Text(100),
+        default: DefaultValue::Str(""),
+        doc: "This machine's name in a team library: stamped on the skills it creates (`metadata.library`). Hosts with a `git` block fill it in.",
+    },
+    KeySpec {
+        path: "team.othersSkills",
+        kind: Kind::Choice(&["patch", "stage"]),
+        default: DefaultValue::Str("patch"),
+        doc: "Changes to a skill another library created: land directly, or are staged for this machine's operator.",
+    },
+    KeySpec {
         path: "duplicateThreshold",
         kind: Kind::Float { min: 0.1, max: 1.0 },
         default: DefaultValue::Float(0.6),

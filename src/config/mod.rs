@@ -93,6 +93,16 @@ pub struct Config {
     pub curator: CuratorConfig,
     pub shadow: ShadowConfig,
     pub review_loop: ReviewLoopConfig,
+    pub team: TeamConfig,
+}
+
+/// A library shared with teammates (README, "Share a library with your team").
+#[derive(Debug, Clone, PartialEq)]
+pub struct TeamConfig {
+    /// This machine's library name; empty when the library is not shared.
+    pub library: String,
+    /// Stage (rather than land) changes to skills another library created.
+    pub stage_others: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -172,6 +182,8 @@ impl Config {
             "writeApproval" => self.write_approval.into(),
             "pendingTtlDays" => self.pending_ttl_days.into(),
             "historyVersions" => self.history_versions.into(),
+            "team.library" => self.team.library.clone().into(),
+            "team.othersSkills" => (if self.team.stage_others { "stage" } else { "patch" }).into(),
             "duplicateThreshold" => self.duplicate_threshold.into(),
             "limits.skillBytes" => self.limits.skill_bytes.into(),
             "limits.fileBytes" => self.limits.file_bytes.into(),

@@ -70,6 +70,10 @@ impl Resolved {
                     max_tokens: u32::try_from(self.uint("review.openai.maxTokens")).unwrap_or(u32::MAX),
                 },
             },
+            team: crate::config::TeamConfig {
+                library: self.str("team.library"),
+                stage_others: self.str("team.othersSkills") == "stage",
+            },
             review_loop: ReviewLoopConfig {
                 provider: self.str("reviewLoop.provider"),
                 reviewer_timeout_minutes: self.uint("reviewLoop.reviewerTimeoutMinutes"),

@@ -54,8 +54,9 @@ pub fn run(host: &impl Host, cx: &mut Context, args_json: &str) -> Result<String
             scan_field(field, value)?;
         }
     }
-    // Staging is the careful side: a caller may always ask for it, never for the reverse.
-    if args.stage {
+    // Staging is the careful side: a caller may always ask for it, never for the reverse; and
+    // with `team.othersSkills: stage`, a change to a skill another library created is staged.
+    if args.stage || teammates_skill_to_stage(host, cx, &args) {
         cx.approval = true;
     }
     let value = match args.action.as_str() {
@@ -74,6 +75,26 @@ pub fn run(host: &impl Host, cx: &mut Context, args_json: &str) -> Result<String
         )),
     }?;
     Ok(value.to_string())
+}
+
+/// Whether this change is to a skill another team library created while this machine stages
+/// such changes (`team.othersSkills: stage`). A skill without a library stamp is this machine's.
+fn teammates_skill_to_stage(host: &impl Host, cx: &Context, args: &Args) -> bool {
+    let team = &cx.config.team;
+    if !team.stage_others || team.library.is_empty() {
+        return false;
+    }
+    if !matches!(args.action.as_str(), "patch" | "edit" | "write_file" | "remove_file") {
+        return false;
+    }
+    let Some(name) = args.name.as_deref().filter(|n| skillfile::check_name(n).is_ok()) else { return false };
+    let store = Store::new(host, cx.session);
+    let Ok(location) = find(&store, name) else { return false };
+    let Ok(bytes) = store.read(&location.root, &location.path()) else { return false };
+    SkillFile::parse_bytes(&bytes)
+        .ok()
+        .and_then(|skill| skill.meta(meta::LIBRARY))
+        .is_some_and(|library| library != team.library)
 }
 
 fn required<'a>(value: &'a Option<String>, field: &str, action: &str) -> Result<&'a str, ToolError> {
@@ -541,6 +562,9 @@ fn create(host: &impl Host, cx: &mut Context, args: &Args) -> Result<Value, Tool
         body: if body.is_empty() || body.ends_with('\n') { body.to_string() } else { format!("{body}\n") },
     };
     skill.stamp(&time::iso(host.now_ms()));
+    if !cx.config.team.library.is_empty() {
+        skill.set_meta(meta::LIBRARY, &cx.config.team.library);
+    }
     let text = skill.to_text();
     let (warnings, held) = check_skill_text(cx, &skill, name, &text, &[])?;
     let path = format!("{name}/SKILL.md");
@@ -627,6 +651,10 @@ fn restamp(host: &impl Host, text: &str, name: &str, previous: &SkillFile) -> Re
         if let (None, Some(value)) = (skill.meta(key), previous.meta(key)) {
             skill.set_meta(key, &value);
         }
+    }
+    // Which library created the skill is not the change's to say (it decides who may patch it).
+    if let Some(library) = previous.meta(meta::LIBRARY) {
+        skill.set_meta(meta::LIBRARY, &library);
     }
     // Only an operator's approval acknowledges a finding: the agent's text cannot add one.
     acknowledge::keep(&mut skill, previous);

@@ -13,6 +13,8 @@ pub const KNOWN_KEYS: &[&str] = &["name", "description", "license", "compatibili
 pub mod meta {
     pub const AUTHORED_BY: &str = "authored-by";
     pub const CREATED_AT: &str = "created-at";
+    /// The team library (machine) that created the skill, in a shared library.
+    pub const LIBRARY: &str = "library";
     pub const UPDATED_AT: &str = "updated-at";
     pub const VERSION: &str = "version";
     pub const PINNED: &str = "pinned";

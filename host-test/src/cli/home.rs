@@ -33,12 +33,24 @@ pub fn operator_config(home: &Path) -> anyhow::Result<String> {
     let text = match std::fs::read(&path) {
         Ok(bytes) if bytes.len() > 1 << 20 => anyhow::bail!("{} is over 1 MiB; it is a config file", path.display()),
         Ok(bytes) => String::from_utf8(bytes).with_context(|| format!("{} is not UTF-8", path.display()))?,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok("{}".to_string()),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => "{}".to_string(),
         Err(err) => return Err(err).with_context(|| format!("reading {}", path.display())),
     };
-    let value: serde_json::Value =
+    let mut value: serde_json::Value =
         serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))?;
     anyhow::ensure!(value.is_object(), "{} must hold a JSON object", path.display());
+    // A team library: the plugin stamps this machine's library name (host.json's `git.library`)
+    // unless the operator set `team.library` themselves.
+    let library = crate::live::config::HostFile::load(home).ok().and_then(|f| f.git).map(|g| g.library);
+    if let Some(library) = library
+        && value.pointer("/team/library").is_none()
+    {
+        let team = value.as_object_mut().map(|o| o.entry("team").or_insert_with(|| serde_json::json!({})));
+        if let Some(team) = team.and_then(|t| t.as_object_mut()) {
+            team.insert("library".into(), library.into());
+            return Ok(value.to_string());
+        }
+    }
     Ok(text)
 }
 
