@@ -231,3 +231,64 @@ fn a_teammates_skill_is_patched_or_staged_as_this_machines_config_says() {
     let relabel = tool(b, json!({"action": "edit", "name": "oncall", "content": text}));
     assert_eq!(relabel["status"], "staged", "still laptop-0's, so staged: {relabel}");
 }
+
+/// Two machines wrote the same lesson: after the sync that brings one to the other, the pair is
+/// reported (neither is changed).
+#[test]
+fn near_duplicates_that_arrive_are_reported_after_the_sync() {
+    let t = team(2);
+    let (a, b) = (&t.homes[0], &t.homes[1]);
+    let description = "Write release notes from merged pull request titles. Use when preparing a release.";
+    let answer = tool(
+        a,
+        json!({"action": "create", "name": "release-notes", "description": description, "body": "Group by label.\n"}),
+    );
+    assert_eq!(answer["status"], "written", "{answer}");
+    sync(a);
+    let twin = "Write the release notes from the merged pull request titles. Use when preparing releases.";
+    let answer = tool(
+        b,
+        json!({"action": "create", "name": "release-notes-writing", "description": twin, "body": "Group by label.\n"}),
+    );
+    assert_eq!(answer["status"], "written", "{answer}");
+    let (report, code, stderr) = sync(b);
+    assert_eq!(code, Some(0), "{stderr}");
+    let duplicates = report["duplicates"].as_array().unwrap();
+    assert!(duplicates.iter().any(|d| d.as_str().unwrap().contains("release-notes")), "{report}");
+    assert!(
+        b.join("skills/release-notes/SKILL.md").is_file() && b.join("skills/release-notes-writing/SKILL.md").is_file()
+    );
+}
+
+/// With `git.syncMinutes`, the MCP server syncs on its own (the minute shortened for the test).
+#[test]
+fn the_mcp_server_syncs_a_team_library_on_its_own() {
+    let t = team(1);
+    let a = &t.homes[0];
+    let host = json!({"git": {"remote": "origin", "branch": "main", "library": "laptop-0", "syncMinutes": 1}});
+    std::fs::write(a.join("host.json"), host.to_string()).unwrap();
+    create(a, "onboarding", "Pair on the first ticket.\n");
+    let mut server = cli(a)
+        .args(["mcp", "--home"])
+        .arg(a)
+        .env("SELF_EVOLVE_TICK_MS", "200")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let pushed = loop {
+        let head = git(&t.remote, &["log", "-1", "--format=%s", "main"]);
+        if head.starts_with("onboarding: create") {
+            break true;
+        }
+        if std::time::Instant::now() > deadline {
+            break false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    };
+    let _ = server.kill();
+    let _ = server.wait();
+    assert!(pushed, "the server pushed the landed change by itself");
+}

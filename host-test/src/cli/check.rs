@@ -256,14 +256,14 @@ fn flush(plugin: &mut Plugin, batch: &mut Vec<SkillInput>, findings: &mut Vec<Fi
     Ok(())
 }
 
-/// Runs the check and prints it; returns whether any error was found.
-pub fn run(plugin: &mut Plugin, dirs: &[PathBuf], json: bool) -> Result<bool> {
+/// Every skill under `dirs` through the checker in bounded batches: the findings of the batches
+/// (everything but near-duplicates), how many skills, and what the walk noted.
+fn batched(plugin: &mut Plugin, dirs: &[PathBuf], progress: &mut Progress) -> Result<(Vec<Finding>, usize, Walk)> {
     let mut walk = Walk::default();
     let mut findings = Vec::new();
     let mut batch: Vec<SkillInput> = Vec::new();
     let mut batch_bytes = 0;
     let mut checked = 0usize;
-    let mut progress = Progress::new(dirs.iter().map(|d| estimate(d)).sum());
     // A batch left over from an earlier, interrupted check in this instance is not ours.
     plugin.check_duplicates()?;
     for dir in dirs {
@@ -280,6 +280,21 @@ pub fn run(plugin: &mut Plugin, dirs: &[PathBuf], json: bool) -> Result<bool> {
         })?;
     }
     flush(plugin, &mut batch, &mut findings)?;
+    Ok((findings, checked, walk))
+}
+
+/// Near-duplicates among the skills under `dirs` (each pair once, on the later skill).
+pub fn duplicates(plugin: &mut Plugin, dirs: &[PathBuf]) -> Result<Vec<Finding>> {
+    let mut quiet = Progress::new(usize::MAX);
+    quiet.after = std::time::Duration::MAX;
+    batched(plugin, dirs, &mut quiet)?;
+    Ok(plugin.check_duplicates()?)
+}
+
+/// Runs the check and prints it; returns whether any error was found.
+pub fn run(plugin: &mut Plugin, dirs: &[PathBuf], json: bool) -> Result<bool> {
+    let mut progress = Progress::new(dirs.iter().map(|d| estimate(d)).sum());
+    let (mut findings, checked, mut walk) = batched(plugin, dirs, &mut progress)?;
     progress.say("comparing names and descriptions for near-duplicates");
     findings.extend(plugin.check_duplicates()?);
     for path in std::mem::take(&mut walk.oversized) {

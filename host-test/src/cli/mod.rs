@@ -273,6 +273,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
                         (None, None) => crate::say!("conflict   {} (both sides ended the same)", c.file),
                     }
                 }
+                for d in &report.duplicates {
+                    crate::say!("duplicate  {d}");
+                }
             }
             Ok(ExitCode::SUCCESS)
         }

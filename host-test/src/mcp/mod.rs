@@ -85,6 +85,7 @@ pub fn run(options: Options) -> Result<()> {
     let config_json = home::operator_config(&options.home)?;
     let team = crate::live::config::HostFile::load(&options.home)?.git;
     let home = options.home.clone();
+    let wasm = options.wasm.clone();
     let bytes = options.wasm.bytes()?.into_owned();
     let fs = fs_config(&options.home, options.project.as_deref().map(|_| cwd.as_path()), &session);
     let worker = worker::Worker::start(move || {
@@ -112,13 +113,39 @@ pub fn run(options: Options) -> Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     runtime.block_on(async move {
         let ticker = worker.clone();
+        let periodic = team.clone().filter(|g| g.sync_minutes > 0).map(|g| (home.clone(), g, wasm.clone()));
         tokio::spawn(async move {
-            let mut interval = tokio::time::interval(TICK);
+            // SELF_EVOLVE_TICK_MS shortens the minute for tests (a periodic sync seen in seconds).
+            let tick = std::env::var("SELF_EVOLVE_TICK_MS")
+                .ok()
+                .and_then(|ms| ms.parse().ok())
+                .filter(|ms: &u64| *ms >= 10)
+                .map_or(TICK, Duration::from_millis);
+            let mut interval = tokio::time::interval(tick);
             interval.tick().await; // the first tick is immediate; init already cleaned up
+            let mut minutes = 0u64;
             loop {
                 interval.tick().await;
                 if ticker.call(|p| p.tick()).await.is_err() {
                     return;
+                }
+                minutes += 1;
+                // A team library syncs on its own every `git.syncMinutes` (off the protocol's thread).
+                if let Some((home, git, wasm)) = &periodic
+                    && minutes.is_multiple_of(git.sync_minutes)
+                {
+                    let (home, git, wasm) = (home.clone(), git.clone(), wasm.clone());
+                    // Its own plugin instances, on a blocking thread: tool calls go on meanwhile.
+                    let outcome =
+                        tokio::task::spawn_blocking(move || crate::team::sync::sync(&home, &git, &wasm)).await;
+                    match outcome {
+                        Ok(Ok(report)) if report.offline.is_some() => {
+                            eprintln!("self-evolve: sync: the remote is unreachable")
+                        }
+                        Ok(Ok(_)) => {}
+                        Ok(Err(err)) => eprintln!("self-evolve: sync: {err:#}"),
+                        Err(_) => return,
+                    }
                 }
             }
         });

@@ -21,14 +21,23 @@ pub struct GitConfig {
     pub branch: String,
     /// Which library (machine, teammate) this home is: a commit trailer, and what teammates see.
     pub library: String,
+    /// `self-evolve mcp` syncs this often (0: only `self-evolve sync`).
+    pub sync_minutes: u64,
 }
 
 impl GitConfig {
     pub fn from_json(value: &Value) -> Result<GitConfig> {
         let obj = value.as_object().context("`git` must be a JSON object")?;
-        if let Some(key) = obj.keys().find(|k| !["remote", "branch", "library"].contains(&k.as_str())) {
-            bail!("unknown key `git.{}` (known: remote, branch, library)", crate::text::visible(key));
+        if let Some(key) = obj.keys().find(|k| !["remote", "branch", "library", "syncMinutes"].contains(&k.as_str())) {
+            bail!("unknown key `git.{}` (known: remote, branch, library, syncMinutes)", crate::text::visible(key));
         }
+        let sync_minutes = match obj.get("syncMinutes") {
+            None => 0,
+            Some(v) => v
+                .as_u64()
+                .filter(|m| *m <= 24 * 60)
+                .context("`git.syncMinutes` must be a whole number of minutes from 0 to 1440")?,
+        };
         let text = |key: &str, default: &str| -> Result<String> {
             match obj.get(key) {
                 None => Ok(default.to_string()),
@@ -41,6 +50,7 @@ impl GitConfig {
             remote: text("remote", "origin")?,
             branch: text("branch", "main")?,
             library: if library.is_empty() { hostname() } else { library },
+            sync_minutes,
         })
     }
 }
@@ -173,7 +183,13 @@ mod tests {
         assert_eq!((c.remote.as_str(), c.branch.as_str(), c.library.as_str()), ("team", "skills", "alice-laptop"));
         let d = GitConfig::from_json(&json!({})).unwrap();
         assert_eq!((d.remote.as_str(), d.branch.as_str()), ("origin", "main"));
-        for bad in [json!({"remote": "--upload-pack=x"}), json!({"branch": "../x"}), json!({"push": true}), json!([])] {
+        for bad in [
+            json!({"remote": "--upload-pack=x"}),
+            json!({"branch": "../x"}),
+            json!({"push": true}),
+            json!({"syncMinutes": -1}),
+            json!([]),
+        ] {
             assert!(GitConfig::from_json(&bad).is_err(), "{bad}");
         }
     }

@@ -23,6 +23,8 @@ pub struct Report {
     /// write against it (`/skills pending`), or, when the plugin refused to stage it, kept in
     /// `kept` for a person to redo.
     pub conflicts: Vec<Conflict>,
+    /// Near-duplicates among the skills that arrived and the library (the checker's words).
+    pub duplicates: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -55,6 +57,25 @@ pub fn sync(home: &Path, config: &GitConfig, wasm: &crate::component::Source) ->
     };
     let mut report = Report { committed: commit_landed(home, config)?, ..Report::default() };
     let remote_ref = format!("{}/{}", config.remote, config.branch);
+    let mut incoming: Vec<String> = Vec::new();
+    let result = replay(home, config, wasm, &root, &remote_ref, &mut report, &mut incoming);
+    if result.is_ok() && report.offline.is_none() && !incoming.is_empty() {
+        report.duplicates = arrived_duplicates(home, wasm, &root, &incoming);
+    }
+    result.map(|()| report)
+}
+
+/// Fetch, replay onto the remote branch, scan, push (once more if someone pushed in between).
+fn replay(
+    home: &Path,
+    config: &GitConfig,
+    wasm: &crate::component::Source,
+    root: &Path,
+    remote_ref: &str,
+    report: &mut Report,
+    incoming: &mut Vec<String>,
+) -> Result<()> {
+    let root = root.to_path_buf();
     for attempt in 0..2 {
         if let Err(err) = git(&root, &["fetch", "-q", &config.remote, &config.branch]) {
             // An empty remote has no branch yet: the first push makes it.
@@ -62,13 +83,21 @@ pub fn sync(home: &Path, config: &GitConfig, wasm: &crate::component::Source) ->
                 git(&root, &["ls-remote", "--heads", &config.remote]).is_ok_and(|heads| heads.trim().is_empty());
             if !empty {
                 report.offline = Some(format!("{err:#}"));
-                return Ok(report);
+                return Ok(());
             }
         }
         let has_remote = git(&root, &["rev-parse", "--verify", "-q", &format!("refs/remotes/{remote_ref}")]).is_ok();
         if has_remote {
             report.pulled = count(&root, &format!("HEAD..{remote_ref}"))?;
-            if git(&root, &["rebase", "-q", &remote_ref]).is_err() {
+            let arrived = git(&root, &["diff", "--name-only", &format!("HEAD...{remote_ref}")]).unwrap_or_default();
+            for file in arrived.lines() {
+                let top = file.split('/').next().unwrap_or(file);
+                let skill = top.strip_suffix(".md").unwrap_or(top).to_string();
+                if !top.starts_with('.') && !incoming.contains(&skill) {
+                    incoming.push(skill);
+                }
+            }
+            if git(&root, &["rebase", "-q", remote_ref]).is_err() {
                 // Never conflict markers in a SKILL.md, never a dropped edit: the remote version
                 // of each file both sides changed lands, and the local one becomes a staged write.
                 let conflicted = git(&root, &["diff", "--name-only", "--diff-filter=U"]).unwrap_or_default();
@@ -76,7 +105,7 @@ pub fn sync(home: &Path, config: &GitConfig, wasm: &crate::component::Source) ->
                 git(&root, &["rebase", "--abort"])?;
                 let local: Vec<(String, Option<String>)> =
                     files.iter().map(|f| (f.clone(), git(&root, &["show", &format!("HEAD:{f}")]).ok())).collect();
-                git(&root, &["rebase", "-q", "-X", "ours", &remote_ref])?;
+                git(&root, &["rebase", "-q", "-X", "ours", remote_ref])?;
                 report.conflicts = super::stage::stage_local(home, wasm, &local)?;
             }
         }
@@ -95,12 +124,12 @@ pub fn sync(home: &Path, config: &GitConfig, wasm: &crate::component::Source) ->
             );
         }
         if outgoing.is_empty() {
-            return Ok(report);
+            return Ok(());
         }
         match git(&root, &["push", "-q", &config.remote, &format!("HEAD:{}", config.branch)]) {
             Ok(_) => {
                 report.pushed = outgoing.len();
-                return Ok(report);
+                return Ok(());
             }
             // Someone pushed in between: fetch and replay once more.
             Err(err) if attempt == 0 => {
@@ -109,7 +138,20 @@ pub fn sync(home: &Path, config: &GitConfig, wasm: &crate::component::Source) ->
             Err(err) => return Err(err),
         }
     }
-    Ok(report)
+    Ok(())
+}
+
+/// The checker's near-duplicate findings that name a skill that just arrived.
+fn arrived_duplicates(home: &Path, wasm: &crate::component::Source, root: &Path, incoming: &[String]) -> Vec<String> {
+    let Ok(mut live) = crate::live::open(home, wasm) else { return Vec::new() };
+    let findings = crate::cli::check::duplicates(&mut live.plugin, &[root.to_path_buf()]).unwrap_or_default();
+    findings
+        .into_iter()
+        .filter(|f| {
+            incoming.iter().any(|name| f.path.contains(&format!("/{name}/")) || f.message.contains(name.as_str()))
+        })
+        .map(|f| format!("{}: {}", crate::text::visible(&f.path), crate::text::visible(&f.message)))
+        .collect()
 }
 
 fn count(root: &Path, range: &str) -> Result<usize> {
