@@ -110,6 +110,12 @@ fn landed_changes_are_commits_with_trailers_and_sync_moves_them_both_ways() {
     assert_eq!((code, report["pulled"].as_u64()), (Some(0), Some(1)), "{report}");
     assert!(b.join("skills/release-notes/SKILL.md").is_file());
     assert_eq!(git(&t.remote, &["log", "-1", "--format=%s", "main"]).trim(), "release-notes: create (v1)");
+    // An archive records no version: its commit says what happened, not the last version's words.
+    tool(b, json!({"action": "view", "name": "release-notes"}));
+    let archived = tool(b, json!({"action": "archive", "name": "release-notes"}));
+    assert!(archived["status"].is_string(), "{archived}");
+    let subject = git(&b.join("skills"), &["log", "-1", "--format=%s"]);
+    assert_eq!(subject.trim(), "release-notes: archived or removed");
 }
 
 #[test]

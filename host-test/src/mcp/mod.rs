@@ -114,6 +114,7 @@ pub fn run(options: Options) -> Result<()> {
     runtime.block_on(async move {
         let ticker = worker.clone();
         let periodic = team.clone().filter(|g| g.sync_minutes > 0).map(|g| (home.clone(), g, wasm.clone()));
+        let committer = team.clone().map(|g| (home.clone(), g));
         tokio::spawn(async move {
             // SELF_EVOLVE_TICK_MS shortens the minute for tests (a periodic sync seen in seconds).
             let tick = std::env::var("SELF_EVOLVE_TICK_MS")
@@ -128,6 +129,10 @@ pub fn run(options: Options) -> Result<()> {
                 interval.tick().await;
                 if ticker.call(|p| p.tick()).await.is_err() {
                     return;
+                }
+                // A curator pass may have moved skills: a team library commits them.
+                if let Some((home, git)) = committer.clone() {
+                    let _ = tokio::task::spawn_blocking(move || crate::team::commit_landed(&home, &git)).await;
                 }
                 minutes += 1;
                 // A team library syncs on its own every `git.syncMinutes` (off the protocol's thread).

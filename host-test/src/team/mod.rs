@@ -119,7 +119,18 @@ pub fn commit_landed(home: &Path, config: &GitConfig) -> Result<Vec<String>> {
         let mut add = vec!["add", "-A", "--"];
         add.extend(paths.iter().map(String::as_str));
         git(&root, &add)?;
-        let message = message(home, &skill, config);
+        let gone = !root.join(&skill).exists() && !root.join(format!("{skill}.md")).exists();
+        // The version record speaks for this change only when it is newer than the skill's last
+        // commit (an archive or a restore records none).
+        let last_commit_s: u64 = git(&root, &["log", "-1", "--format=%ct", "--", &skill])
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+            .unwrap_or(0);
+        let message = if gone {
+            format!("{skill}: archived or removed\n\nSkill: {skill}\nLibrary: {}", config.library)
+        } else {
+            message(home, &skill, config, last_commit_s * 1000)
+        };
         let mut commit = vec!["commit", "-q", "-m", message.as_str(), "--"];
         commit.extend(paths.iter().map(String::as_str));
         git(&root, &commit)?;
@@ -128,9 +139,10 @@ pub fn commit_landed(home: &Path, config: &GitConfig) -> Result<Vec<String>> {
     Ok(made)
 }
 
-/// A commit message for `skill`'s newest landed version: a summary, the reason, trailers.
-pub fn message(home: &Path, skill: &str, config: &GitConfig) -> String {
-    let record = newest_version(home, skill);
+/// A commit message for `skill`'s newest landed version (one recorded after `since_ms`): a
+/// summary, the reason, trailers.
+pub fn message(home: &Path, skill: &str, config: &GitConfig, since_ms: u64) -> String {
+    let record = newest_version(home, skill).filter(|r| r["atMs"].as_u64().is_some_and(|at| at + 1000 >= since_ms));
     let s = |key: &str| record.as_ref().and_then(|r| r[key].as_str()).unwrap_or("").to_string();
     let operation = if record.is_some() { s("operation") } else { "change".to_string() };
     let version = record.as_ref().and_then(|r| r["version"].as_u64());
