@@ -164,16 +164,9 @@ fn a_credential_in_the_transport_error_never_reaches_the_log() {
 
 // ---- the openai gate: same retry, breaker, mapping and record; its own request and answer ----
 
+/// The defaults (`config/tests.rs` pins each value).
 fn openai() -> OpenAiConfig {
-    OpenAiConfig {
-        endpoint: "llm".into(),
-        model: "gpt-4o-mini".into(),
-        path: "/chat/completions".into(),
-        cooldown_minutes: 5,
-        timeout_ms: 2_000,
-        confident_no: 0.75,
-        max_tokens: 100,
-    }
+    crate::config::Config::default().review.openai
 }
 
 /// A chat completion as OpenAI returns it (`refusal: null` included) with `content`.

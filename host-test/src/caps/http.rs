@@ -42,6 +42,17 @@ impl Endpoint {
     }
 }
 
+/// A client for one request: this deadline for all of it, statuses as answers (not errors),
+/// never a redirect (a host may not be sent where its operator did not name).
+pub fn agent(timeout: Duration) -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .timeout_global(Some(timeout))
+        .http_status_as_error(false)
+        .max_redirects(0)
+        .build()
+        .into()
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct HttpConfig {
     pub endpoints: BTreeMap<String, Endpoint>,
@@ -122,12 +133,7 @@ impl HttpCap {
             None => None,
         };
         let timeout = Duration::from_millis(u64::from(req.timeout_ms.clamp(1, endpoint.max_timeout_ms)));
-        let agent: ureq::Agent = ureq::Agent::config_builder()
-            .timeout_global(Some(timeout))
-            .http_status_as_error(false)
-            .max_redirects(0)
-            .build()
-            .into();
+        let agent = agent(timeout);
         let url = format!("{}{}", endpoint.url.trim_end_matches('/'), req.path);
         let mut builder = agent.post(&url);
         for (name, value) in &req.headers {

@@ -358,12 +358,7 @@ fn attempt_once(
     body: &[u8],
     timeout: Duration,
 ) -> Result<(u16, Option<u64>, Vec<u8>), Attempt> {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .timeout_global(Some(timeout))
-        .http_status_as_error(false)
-        .max_redirects(0)
-        .build()
-        .into();
+    let agent = crate::caps::http::agent(timeout);
     let mut request = agent.post(url).header("content-type", "application/json");
     if let Some(key) = key {
         request = request.header("authorization", format!("Bearer {key}"));
