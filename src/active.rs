@@ -113,10 +113,7 @@ impl Active {
             updated_ms: loaded.updated_ms,
             generation: loaded.generation,
         };
-        if stored != loaded {
-            let before = loaded.review.in_flight.as_ref().map(|f| f.id.as_str());
-            sessions::save(host, before, &stored);
-        }
+        sessions::save_changed(host, &loaded, &stored);
         lock.release_keeping_folder(host);
     }
 }
@@ -136,15 +133,12 @@ impl Active {
         let now = self.reads.take_session(session);
         if now != loaded {
             let merged = crate::state_file::with_lock(host, &sessions::lock_name(session), || {
-                let mut stored = sessions::load(host, session);
-                let before = stored.clone();
+                let before = sessions::load(host, session);
+                let mut stored = before.clone();
                 for (agent, skills) in now {
                     stored.reads.entry(agent).or_default().extend(skills);
                 }
-                if stored != before {
-                    let in_flight = before.review.in_flight.as_ref().map(|f| f.id.as_str());
-                    sessions::save(host, in_flight, &stored);
-                }
+                sessions::save_changed(host, &before, &stored);
                 Ok(())
             });
             if let Err(err) = merged {

@@ -105,43 +105,56 @@ pub fn load(host: &impl Host, session: &str) -> Stored {
 
 fn load_generation(host: &impl Host, session: &str) -> (u64, Stored) {
     let fresh = || Stored { v: VERSION, session: session.to_string(), ..Stored::default() };
-    let found = generations(host, session);
-    for generation in &found {
-        let bytes = match host.read(&Root::State, &generation_path(session, *generation)) {
-            Ok(bytes) => bytes,
-            // Removed by a save that came after this listing: there is a newer one.
-            Err(FsError::NotFound) => return load_generation_again(host, session),
-            Err(_) => continue,
-        };
-        let parsed = (bytes.len() <= MAX_FILE_BYTES).then(|| serde_json::from_slice::<Stored>(&bytes).ok()).flatten();
-        match parsed {
-            Some(stored) if stored.v == VERSION && stored.session == session => return (*generation, stored),
-            // Being written, or torn by a crash: the one before it is whole.
-            _ => continue,
+    // A generation can vanish between listing and reading it (a save removed it, so a newer
+    // one exists): then the folder is listed once more.
+    for _ in 0..2 {
+        let found = generations(host, session);
+        let mut vanished = false;
+        for generation in &found {
+            match host.read(&Root::State, &generation_path(session, *generation)) {
+                Ok(bytes) => match parse(&bytes, session) {
+                    Some(stored) => return (*generation, stored),
+                    // Being written, or torn by a crash: the one before it is whole.
+                    None => continue,
+                },
+                Err(FsError::NotFound) => {
+                    vanished = true;
+                    break;
+                }
+                Err(_) => continue,
+            }
+        }
+        if !vanished {
+            if !found.is_empty() {
+                host.log(
+                    Level::Warn,
+                    &format!(
+                        "no generation of session `{}` is a version-{VERSION} file of it; starting it over",
+                        key(session)
+                    ),
+                );
+            }
+            return (found.first().copied().unwrap_or(0), fresh());
         }
     }
-    if !found.is_empty() {
-        host.log(
-            Level::Warn,
-            &format!("no generation of session `{}` is a version-{VERSION} file of it; starting it over", key(session)),
-        );
-    }
-    (found.first().copied().unwrap_or(0), fresh())
+    (0, fresh())
 }
 
-/// One more look after a generation vanished between listing and reading it.
-fn load_generation_again(host: &impl Host, session: &str) -> (u64, Stored) {
-    for generation in generations(host, session) {
-        if let Ok(bytes) = host.read(&Root::State, &generation_path(session, generation))
-            && let Some(stored) = (bytes.len() <= MAX_FILE_BYTES)
-                .then(|| serde_json::from_slice::<Stored>(&bytes).ok())
-                .flatten()
-                .filter(|s: &Stored| s.v == VERSION && s.session == session)
-        {
-            return (generation, stored);
-        }
+/// One generation's bytes as this session's state, when they are whole and of this version.
+fn parse(bytes: &[u8], session: &str) -> Option<Stored> {
+    if bytes.len() > MAX_FILE_BYTES {
+        return None;
     }
-    (0, Stored { v: VERSION, session: session.to_string(), ..Stored::default() })
+    serde_json::from_slice::<Stored>(bytes).ok().filter(|s| s.v == VERSION && s.session == session)
+}
+
+/// `save` when `stored` differs from what was `loaded` (a call that changed nothing writes
+/// nothing); callers hold the session's lock.
+pub fn save_changed(host: &impl Host, loaded: &Stored, stored: &Stored) {
+    if stored != loaded {
+        let before = loaded.review.in_flight.as_ref().map(|f| f.id.as_str());
+        save(host, before, stored);
+    }
 }
 
 /// Writes the session's state as its next generation (callers hold the session's lock), removes

@@ -210,8 +210,7 @@ pub fn deliver(
     }
     live.record(&format!("hook {}", event.name), &decisions);
     for error in errors {
-        let line = serde_json::json!({"source": "hook", "level": "error", "log": error});
-        super::append_log(home, &format!("{line}\n"));
+        super::log(home, "hook", "error", &error);
     }
     let started = decisions
         .iter()
@@ -239,33 +238,34 @@ pub fn main(home: &Path, wasm: &Source, codex_payload: Option<String>) {
         std::thread::sleep(budget);
         // Never in the middle of a plugin call (each is bounded by its own deadline).
         let _guard = watched.lock().unwrap_or_else(|e| e.into_inner());
-        let line = serde_json::json!({"source": "hook", "level": "warn", "log": format!("the hook ran past its {} ms budget and stopped", budget.as_millis())});
-        super::append_log(&watchdog_home, &format!("{line}\n"));
+        super::log(
+            &watchdog_home,
+            "hook",
+            "warn",
+            &format!("the hook ran past its {} ms budget and stopped", budget.as_millis()),
+        );
         std::process::exit(0);
     });
-    if let Some(payload) = codex_payload {
-        let outcome = super::codex::handle(home, wasm, payload.as_bytes(), &busy);
-        if let Err(err) = outcome {
-            let line = serde_json::json!({"source": "hook", "level": "error", "log": format!("{err:#}")});
-            super::append_log(home, &format!("{line}\n"));
+    let codex = codex_payload.is_some();
+    let outcome = match codex_payload {
+        Some(payload) => super::codex::handle(home, wasm, payload.as_bytes(), &busy),
+        None => {
+            let mut bytes = Vec::new();
+            match std::io::stdin().lock().take(MAX_INPUT_BYTES + 1).read_to_end(&mut bytes) {
+                Err(err) => Err(anyhow::anyhow!("reading the hook event: {err}")),
+                Ok(_) if bytes.len() as u64 > MAX_INPUT_BYTES => {
+                    Err(anyhow::anyhow!("the hook event is over {MAX_INPUT_BYTES} bytes; ignored"))
+                }
+                Ok(_) => handle(home, wasm, &bytes, &busy),
+            }
         }
-        return;
-    }
-    let mut bytes = Vec::new();
-    let read = std::io::stdin().lock().take(MAX_INPUT_BYTES + 1).read_to_end(&mut bytes);
-    let outcome = match read {
-        Err(err) => Err(anyhow::anyhow!("reading the hook event: {err}")),
-        Ok(_) if bytes.len() as u64 > MAX_INPUT_BYTES => {
-            Err(anyhow::anyhow!("the hook event is over {MAX_INPUT_BYTES} bytes; ignored"))
-        }
-        Ok(_) => handle(home, wasm, &bytes, &busy),
     };
     match outcome {
-        Ok(outcome) if !outcome.stdout.is_empty() => crate::say!("{}", outcome.stdout),
+        // Codex reads nothing back from its `notify` program.
+        Ok(outcome) if !codex && !outcome.stdout.is_empty() => crate::say!("{}", outcome.stdout),
         Ok(_) => {}
         Err(err) => {
-            let line = serde_json::json!({"source": "hook", "level": "error", "log": format!("{err:#}")});
-            super::append_log(home, &format!("{line}\n"));
+            super::log(home, "hook", "error", &format!("{err:#}"));
             eprintln!("self-evolve hook: {err:#}");
         }
     }

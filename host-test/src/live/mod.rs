@@ -81,15 +81,10 @@ impl Live {
         if let Some(git) = &self.host_file.git {
             match crate::team::commit_landed(&self.home, git) {
                 Ok(made) if !made.is_empty() => {
-                    let entry = serde_json::json!({"source": source, "level": "info", "log": format!("committed: {}", made.join("; "))});
-                    lines.push_str(&format!("{entry}\n"));
+                    lines.push_str(&entry(source, "info", &format!("committed: {}", made.join("; "))))
                 }
                 Ok(_) => {}
-                Err(err) => {
-                    let entry =
-                        serde_json::json!({"source": source, "level": "warn", "log": format!("git commit: {err:#}")});
-                    lines.push_str(&format!("{entry}\n"));
-                }
+                Err(err) => lines.push_str(&entry(source, "warn", &format!("git commit: {err:#}"))),
             }
         }
         let at = crate::Clock::now_ms(&crate::SystemClock);
@@ -99,12 +94,21 @@ impl Live {
             lines.push('\n');
         }
         for (level, message) in logs {
-            let entry = serde_json::json!({"at": at, "source": source, "level": level.as_str(), "log": message});
-            lines.push_str(&entry.to_string());
-            lines.push('\n');
+            lines.push_str(&entry(source, level.as_str(), &message));
         }
         append_log(&self.home, &lines);
     }
+}
+
+/// One log line of `live.jsonl`: when, which process, how bad, what.
+fn entry(source: &str, level: &str, message: &str) -> String {
+    let at = crate::Clock::now_ms(&crate::SystemClock);
+    format!("{}\n", serde_json::json!({"at": at, "source": source, "level": level, "log": message}))
+}
+
+/// Appends one log line to `<state>/live.jsonl` (for what happens outside a plugin call).
+pub fn log(home: &Path, source: &str, level: &str, message: &str) {
+    append_log(home, &entry(source, level, message));
 }
 
 const MAX_LOG_BYTES: u64 = 16 << 20;

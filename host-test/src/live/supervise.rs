@@ -5,7 +5,7 @@
 
 use crate::caps::subagent::Status;
 use crate::component::Source;
-use crate::live::config::{CommandReviewer, HostFile, Reviewer};
+use crate::live::config::{CommandReviewer, Reviewer};
 use crate::live::runs::{self, Run};
 use crate::live::{Live, openai, transcript};
 use crate::plugin::{ActivationResult, ActivationStatus, CallContext, Origin};
@@ -24,9 +24,9 @@ const POLL: Duration = Duration::from_millis(25);
 /// Runs reviewer `id` of `home` and delivers its completion.
 pub fn run(home: &Path, id: &str, wasm: &Source) -> Result<()> {
     let run = runs::load(home, id)?;
-    let host_file = HostFile::load(home)?;
     let mut live = crate::live::open(home, wasm)?;
-    let (status, text) = match &host_file.reviewer {
+    let reviewer = live.host_file.reviewer.clone();
+    let (status, text) = match &reviewer {
         Reviewer::Command(command) => run_command(home, &run, command),
         Reviewer::OpenAi(config) => run_openai(&mut live, home, &run, config),
         Reviewer::None => (Status::Failed, "no reviewer is configured in host.json".to_string()),
