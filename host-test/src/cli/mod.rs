@@ -250,8 +250,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
             if json {
                 crate::say!("{}", serde_json::to_string(&report)?);
             } else {
+                // File and skill names come from a repository teammates write: shown, not obeyed.
+                let shown = |text: &str| crate::text::visible(text).into_owned();
                 for line in &report.committed {
-                    crate::say!("committed  {line}");
+                    crate::say!("committed  {}", shown(line));
                 }
                 match &report.offline {
                     Some(why) => crate::say!("offline    {why}; local work is kept and goes out on the next sync"),
@@ -263,14 +265,15 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     match (&c.staged, &c.kept) {
                         (Some(id), _) => crate::say!(
                             "conflict   {} (the remote version is on disk; yours is staged as {id}: `self-evolve skills diff {id}`)",
-                            c.file
+                            shown(&c.file)
                         ),
                         (None, Some(kept)) => crate::say!(
-                            "conflict   {} (the remote version is on disk; yours is kept at {kept}: {})",
-                            c.file,
+                            "conflict   {} (the remote version is on disk; yours is kept at {}: {})",
+                            shown(&c.file),
+                            shown(kept),
                             c.why.as_deref().unwrap_or("")
                         ),
-                        (None, None) => crate::say!("conflict   {} (both sides ended the same)", c.file),
+                        (None, None) => crate::say!("conflict   {} (both sides ended the same)", shown(&c.file)),
                     }
                 }
                 for d in &report.duplicates {

@@ -15,10 +15,22 @@ const TAIL_BYTES: u64 = 4 << 20;
 /// One line of the transcript longer than this is skipped (a pasted blob).
 const MAX_LINE_BYTES: usize = 4 << 20;
 
+/// The transcript, when it is a regular file. Opened without blocking, then checked on the open
+/// handle: a FIFO or device at `transcript_path` would otherwise hang the hook or the reviewer.
+fn open_regular(path: &Path) -> Option<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+        .open(path)
+        .ok()?;
+    file.metadata().ok()?.is_file().then_some(file)
+}
+
 /// The conversation as text, oldest first, ending with the last turn; empty when the file
 /// cannot be read (a missing transcript never stops a review).
 pub fn seed(path: &Path) -> String {
-    let Ok(mut file) = std::fs::File::open(path) else { return String::new() };
+    let Some(mut file) = open_regular(path) else { return String::new() };
     let len = file.metadata().map(|m| m.len()).unwrap_or(0);
     if len > MAX_READ_BYTES {
         use std::io::{Seek, SeekFrom};
@@ -99,7 +111,7 @@ fn render(entry: &serde_json::Value) -> Vec<String> {
 /// gate's digest when the hook event lacks it.
 pub fn last_assistant_text(path: &Path) -> Option<String> {
     use std::io::{Seek, SeekFrom};
-    let mut file = std::fs::File::open(path).ok()?;
+    let mut file = open_regular(path)?;
     // A `Stop` hook runs at the end of every turn: only the transcript's tail is read.
     let len = file.metadata().ok()?.len();
     let from = len.saturating_sub(TAIL_BYTES);
@@ -189,5 +201,23 @@ mod tests {
         assert!(seed.starts_with("[earlier conversation omitted]"));
         assert!(seed.ends_with("step 4999 é"), "{}", &seed[seed.len() - 40..]);
         assert_eq!(super::seed(Path::new("/nonexistent/transcript.jsonl")), "");
+    }
+
+    #[test]
+    fn a_fifo_or_a_folder_where_the_transcript_should_be_is_no_transcript() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("transcript.jsonl");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        // Would block for ever if opened as a file and read.
+        assert_eq!(seed(&fifo), "");
+        assert_eq!(last_assistant_text(&fifo), None);
+        assert_eq!(seed(dir.path()), "");
     }
 }

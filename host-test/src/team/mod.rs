@@ -127,7 +127,8 @@ pub fn commit_landed(home: &Path, config: &GitConfig) -> Result<Vec<String>> {
             .and_then(|t| t.trim().parse().ok())
             .unwrap_or(0);
         let message = if gone {
-            format!("{skill}: archived or removed\n\nSkill: {skill}\nLibrary: {}", config.library)
+            let name = crate::text::visible(&skill);
+            format!("{name}: archived or removed\n\nSkill: {name}\nLibrary: {}", config.library)
         } else {
             message(home, &skill, config, last_commit_s * 1000)
         };
@@ -144,13 +145,15 @@ pub fn commit_landed(home: &Path, config: &GitConfig) -> Result<Vec<String>> {
 pub fn message(home: &Path, skill: &str, config: &GitConfig, since_ms: u64) -> String {
     let record = newest_version(home, skill).filter(|r| r["atMs"].as_u64().is_some_and(|at| at + 1000 >= since_ms));
     let s = |key: &str| record.as_ref().and_then(|r| r[key].as_str()).unwrap_or("").to_string();
-    let operation = if record.is_some() { s("operation") } else { "change".to_string() };
+    // Everything in a message is shown to people by `git log`: one line each, escapes visible.
+    let clean = |text: String| crate::text::visible(&text.replace(['\n', '\r'], " ")).to_string();
+    let operation = if record.is_some() { clean(s("operation")) } else { "change".to_string() };
     let version = record.as_ref().and_then(|r| r["version"].as_u64());
+    let skill = clean(skill.to_string());
     let summary = match version {
         Some(v) => format!("{skill}: {operation} (v{v})"),
         None => format!("{skill}: {operation}"),
     };
-    let clean = |text: String| crate::text::visible(&text.replace(['\n', '\r'], " ")).to_string();
     let mut out = summary;
     let reason = clean(s("reason"));
     if !reason.is_empty() {
@@ -187,6 +190,22 @@ fn newest_version(home: &Path, skill: &str) -> Option<Value> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_message_shows_control_characters_and_keeps_one_line_per_field() {
+        let home = tempfile::tempdir().unwrap();
+        let config = GitConfig::from_json(&json!({"library": "laptop-0"})).unwrap();
+        let dir = crate::cli::home::state(home.path()).join("history/user/evil");
+        std::fs::create_dir_all(&dir).unwrap();
+        let record = json!({"version": 2, "operation": "patch", "actor": "agent", "by": "main", "session": "s1",
+            "reason": "line one\nSkill: forged\u{1b}[2J", "atMs": u64::MAX / 2});
+        std::fs::write(dir.join("2.json"), record.to_string()).unwrap();
+        let message = message(home.path(), "evil", &config, 0);
+        assert!(message.starts_with("evil: patch (v2)\n\nline one Skill: forged\\u{1b}[2J\n"), "{message}");
+        assert_eq!(message.lines().filter(|l| l.starts_with("Skill:")).count(), 1, "no forged trailer: {message}");
+        let weird = super::message(home.path(), "we\u{1b}ird", &config, 0);
+        assert!(weird.starts_with("we\\u{1b}ird: change"), "{weird}");
+    }
 
     #[test]
     fn the_git_block_is_checked_by_name() {

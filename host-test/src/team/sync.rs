@@ -114,8 +114,10 @@ fn replay(
             git(&root, &["rev-list", "--reverse", &range])?.lines().map(str::to_string).collect();
         let leaks = scan(&root, &outgoing)?;
         if !leaks.is_empty() {
-            let list: Vec<String> =
-                leaks.iter().map(|l| format!("{} {}:{} ({})", l.commit, l.file, l.line, l.rule)).collect();
+            let list: Vec<String> = leaks
+                .iter()
+                .map(|l| format!("{} {}:{} ({})", l.commit, crate::text::visible(&l.file), l.line, l.rule))
+                .collect();
             bail!(
                 "not pushed: {} credential(s) in outgoing commits: {}. Remove them from the history \
                  (e.g. `git rebase -i`) and sync again; the values are not shown",
