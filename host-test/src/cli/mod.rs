@@ -155,7 +155,8 @@ enum Command {
     },
     /// Share the user skills folder with a team over git (host.json `git`): commit what landed,
     /// fetch, replay local commits onto the remote branch, scan every outgoing file for
-    /// credentials, push. Exit 1 when a credential stops the push, 2 on a conflict.
+    /// credentials, push. A skill changed on both sides lands as the remote has it, this
+    /// machine's version staged against it. Exit 1 when a credential stops the push.
     Sync {
         #[arg(long)]
         home: Option<PathBuf>,
