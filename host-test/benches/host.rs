@@ -58,8 +58,23 @@ fn main() -> anyhow::Result<()> {
         plugin.tick().unwrap();
     });
     plugin.init("{}", &[])?.map_err(|e| anyhow::anyhow!(e.message))?;
-    measure("tools.list round trip", 5_000, || {
+    measure("tools.list round trip, no services granted", 5_000, || {
         plugin.tools_list().unwrap();
+    });
+    // The Python bench's setup: the five services granted, so the tools are listed whole.
+    let home = tempfile::tempdir()?;
+    let mut config = HostConfig { cache_dir: Some(cache.path().to_path_buf()), ..Default::default() };
+    config.fs.user_skills = Some(home.path().join("skills"));
+    config.fs.state = Some(home.path().join("state"));
+    let mut granted = Plugin::from_bytes(&wasm, config)?;
+    let services: Vec<String> =
+        ["tools", "commands", "system-prompt", "agents", "subagents"].iter().map(|s| s.to_string()).collect();
+    granted
+        .init(r#"{"review":{"turnInterval":10000,"toolCallThreshold":100000}}"#, &services)?
+        .map_err(|e| anyhow::anyhow!(e.message))?;
+    println!("tools listed with the services granted: {}", granted.tools_list()?.len());
+    measure("tools.list round trip, services granted", 5_000, || {
+        granted.tools_list().unwrap();
     });
     Ok(())
 }

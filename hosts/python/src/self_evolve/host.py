@@ -196,8 +196,8 @@ class Plugin:
         return f(store, *args)
 
     def _call(self, interface: str, name: str, *args: Any) -> Any:
-        export = f"{interface}.{name}"
         if self._exports is None:
+            export = f"{interface}.{name}"
             why = self._replace()
             if why is not None:
                 raise PluginTrap(export, "trap", f"plugin instance unavailable: {why}")
@@ -214,6 +214,7 @@ class Plugin:
                 # replaced; the interrupt goes on to the caller as raised.
                 raise escaped from None
             tail = "the instance was replaced" if why is None else f"replacing the instance failed: {why}"
+            export = f"{interface}.{name}"
             message = f"plugin export `{export}` {what}; {tail}"
             self._log("error", message)  # as the Rust host logs a trap: the operator sees it too
             raise PluginTrap(export, reason, message) from e
