@@ -144,3 +144,56 @@ fn ordinary_prose_is_mostly_skipped() {
     let share = candidates as f64 / prose.len() as f64;
     assert!(share < 0.02, "{candidates} candidates in {} bytes ({:.2}%)", prose.len(), share * 100.0);
 }
+
+#[test]
+fn the_exact_match_at_a_position_is_the_longest_pattern_there() {
+    // One-byte patterns, patterns past eight bytes, shared prefixes and a text that cuts
+    // patterns off at its end: what the scanner's anchors (two bytes and up) do not exercise.
+    let set: Vec<&[u8]> = vec![
+        b"p",
+        b"pa",
+        b"pass",
+        b"passphrase",
+        b"passphrase-file",
+        b"password",
+        b"pwd",
+        b"-----BEGIN",
+        b"-----BEGIN X",
+        b"x",
+        b"key",
+        b"keys",
+        b"sk-ant-api03-",
+        b"sk-",
+    ];
+    let teddy = Teddy::new(&set);
+    let naive = |hay: &[u8], pos: usize| {
+        set.iter()
+            .enumerate()
+            .filter(|(_, p)| hay[pos..].starts_with(p))
+            .max_by_key(|(i, p)| (p.len(), std::cmp::Reverse(*i)))
+            .map(|(i, p)| (i, pos + p.len()))
+    };
+    let mut rng = Lcg(11);
+    for round in 0..400 {
+        let mut text = Vec::new();
+        while text.len() < 40 + rng.next(40) {
+            match rng.next(3) {
+                0 => text.extend_from_slice(set[rng.next(set.len())]),
+                1 => {
+                    let p = set[rng.next(set.len())];
+                    text.extend_from_slice(&p[..rng.next(p.len()) + 1]);
+                }
+                _ => text.push(b"pasrwdkeyx- BEGIN"[rng.next(17)]),
+            }
+        }
+        for pos in 0..=text.len() {
+            let want = if pos < text.len() { naive(&text, pos) } else { None };
+            assert_eq!(
+                teddy.longest_at(&text, pos),
+                want,
+                "round {round} at {pos}: {:?}",
+                String::from_utf8_lossy(&text)
+            );
+        }
+    }
+}
