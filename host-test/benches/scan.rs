@@ -8,10 +8,21 @@ use self_evolve_host::plugin::{FileInput, SkillInput};
 use self_evolve_host::{HostConfig, Plugin};
 use std::time::{Duration, Instant};
 
+/// The published SKILL.md files of ../shared/corpus/agent-skills one after another, repeated to
+/// 1 MB: ordinary text as skills are written (headings, prose, code blocks, the odd `token` or
+/// `key` in a sentence), next to the one repeated line the ratios are taken against.
+fn corpus() -> Option<String> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus/agent-skills");
+    let mut names: Vec<_> = std::fs::read_dir(&dir).ok()?.filter_map(|e| e.ok()).map(|e| e.path()).collect();
+    names.sort();
+    let one: String = names.iter().filter_map(|d| std::fs::read_to_string(d.join("SKILL.md")).ok()).collect();
+    (!one.is_empty()).then(|| one.repeat(1_000_000 / one.len() + 1)[..].chars().take(1_000_000).collect())
+}
+
 fn shapes() -> Vec<(&'static str, String)> {
     let mb = 1_000_000;
     let fill = |unit: &str| unit.repeat(mb / unit.len());
-    vec![
+    let mut shapes = vec![
         (
             "ordinary prose and commands",
             fill("Run the tests with cargo test before pushing; deploy with ./release.sh staging.\n"),
@@ -36,8 +47,16 @@ fn shapes() -> Vec<(&'static str, String)> {
         ("SAS signatures without a URL", fill("&sig=")),
         ("token prefixes after slashes", fill("/sntrys_eyJ")),
         ("keys next to assignments", fill("token=Ab3dE5gH AKIAZ3K7Q2M9X4B8V6N1\n")),
-    ]
+    ];
+    match corpus() {
+        Some(text) => shapes.push(("published skills (corpus, repeated)", text)),
+        None => eprintln!("../shared/corpus/agent-skills is absent: the corpus row is left out"),
+    }
+    shapes
 }
+
+/// Samples per measurement (the fastest counts).
+const SAMPLES: usize = 21;
 
 /// The fastest of the samples: on a shared 2-core machine the other samples measure the
 /// neighbours; the fastest is what the code costs.
@@ -56,7 +75,7 @@ fn main() -> anyhow::Result<()> {
     for (i, (name, text)) in shapes().into_iter().enumerate() {
         let mb = text.len() as f64 / 1e6;
         let native = best(
-            (0..9)
+            (0..SAMPLES)
                 .map(|_| {
                     let t = Instant::now();
                     std::hint::black_box(self_evolve::library::scan::scan_secrets(&text));
@@ -73,7 +92,7 @@ fn main() -> anyhow::Result<()> {
             }],
         };
         let native_check = best(
-            (0..9)
+            (0..SAMPLES)
                 .map(|_| {
                     let t = Instant::now();
                     std::hint::black_box(self_evolve::library::check::check(std::slice::from_ref(&native_input), 0.8));
@@ -87,7 +106,7 @@ fn main() -> anyhow::Result<()> {
             resources: vec![FileInput { path: "bench/references/big.md".into(), bytes: text.into_bytes() }],
         };
         let component = best(
-            (0..9)
+            (0..SAMPLES)
                 .map(|_| {
                     let t = Instant::now();
                     plugin.check(std::slice::from_ref(&input)).map(drop).unwrap_or_else(|e| eprintln!("{name}: {e}"));
