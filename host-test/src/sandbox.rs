@@ -7,6 +7,9 @@ use crate::state::HostState;
 use std::time::Duration;
 use wasmtime::{Engine, Store, Trap};
 
+/// The least time an instantiation gets, whatever the call deadline.
+pub const INSTANTIATE_DEADLINE: Duration = Duration::from_secs(1);
+
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
     pub memory_bytes: usize,
@@ -81,7 +84,7 @@ impl<B> Sandbox<B> {
             replacements: 0,
         };
         let mut store = sandbox.new_store(state);
-        store.set_epoch_deadline(sandbox.deadline_ticks());
+        store.set_epoch_deadline(sandbox.instantiate_ticks());
         let bindings =
             (sandbox.instantiate)(&mut store).map_err(|e| anyhow::anyhow!("instantiating the plugin: {e:#}"))?;
         sandbox.store = Some(store);
@@ -109,6 +112,13 @@ impl<B> Sandbox<B> {
 
     fn deadline_ticks(&self) -> u64 {
         (self.limits.call_deadline.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64
+    }
+
+    /// Instantiation runs guest code too (start functions, the runtime's setup), under the same
+    /// epoch deadline: a call deadline of a tick or two would sometimes fail the load itself, so
+    /// it gets at least `INSTANTIATE_DEADLINE` (as in the Python host).
+    fn instantiate_ticks(&self) -> u64 {
+        self.deadline_ticks().max((INSTANTIATE_DEADLINE.as_millis() / EPOCH_TICK.as_millis()) as u64)
     }
 
     pub fn state(&self) -> Option<&HostState> {
@@ -181,7 +191,7 @@ impl<B> Sandbox<B> {
     fn fresh_instance(&mut self) -> Result<(), CallError> {
         let store = self.store.take().ok_or_else(|| CallError::Unavailable { message: "store lost".into() })?;
         let mut store = self.new_store(store.into_data());
-        store.set_epoch_deadline(self.deadline_ticks());
+        store.set_epoch_deadline(self.instantiate_ticks());
         let result = (self.instantiate)(&mut store);
         self.store = Some(store);
         match result {

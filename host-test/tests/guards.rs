@@ -8,8 +8,12 @@ use std::time::{Duration, Instant};
 use wasmtime::component::{Instance, Linker};
 
 fn fixture(limits: Limits) -> Sandbox<Instance> {
+    fixture_from("runaway.wat", limits)
+}
+
+fn fixture_from(file: &str, limits: Limits) -> Sandbox<Instance> {
     let engine = engine().unwrap();
-    let wasm = wat::parse_file(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/runaway.wat")).unwrap();
+    let wasm = wat::parse_file(format!("{}/tests/fixtures/{file}", env!("CARGO_MANIFEST_DIR"))).unwrap();
     let (component, _) = load_component(engine, &wasm, None).unwrap();
     let pre = Linker::new(engine).instantiate_pre(&component).unwrap();
     let config = HostConfig { limits, cache_dir: None, ..Default::default() };
@@ -42,6 +46,18 @@ fn an_endless_loop_is_stopped_at_the_deadline_and_the_next_call_works() {
     assert!(err.to_string().contains("100 ms deadline"), "{err}");
     assert_eq!(sandbox.replacements, 1);
     assert_eq!(call_u32(&mut sandbox, "ok"), Ok(42), "a fresh instance answers");
+}
+
+#[test]
+fn a_call_deadline_shorter_than_the_instantiation_does_not_fail_the_load_or_a_replacement() {
+    // One epoch tick (5 ms) for each call; the guest's start function runs for tens of ms.
+    // Instantiation gets at least INSTANTIATE_DEADLINE, first and after a restart alike.
+    let mut sandbox =
+        fixture_from("slow_start.wat", Limits { call_deadline: Duration::from_millis(1), ..Limits::default() });
+    assert_eq!(call_u32(&mut sandbox, "ok"), Ok(42));
+    sandbox.restart().unwrap();
+    assert_eq!(call_u32(&mut sandbox, "ok"), Ok(42));
+    assert_eq!(sandbox.replacements, 0);
 }
 
 #[test]

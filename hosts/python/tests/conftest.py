@@ -40,3 +40,18 @@ def refused(tag: str, fn, *args) -> FsError:
         fn(*args)
     assert info.value.tag == tag, f"{fn.__name__}{args!r}: {info.value}"
     return info.value
+
+
+def replay_scenario(scenario, home) -> list:
+    """The decision lines of one conformance scenario replayed in `home`, with its scripted gate
+    (`NAME.gate.json`) served on 127.0.0.1 when it has one."""
+    from self_evolve.gate_server import serve_gate_replies
+    from self_evolve.replay import read_events, replay
+
+    gate_file = scenario.with_suffix(".gate.json")
+    gate = serve_gate_replies(str(gate_file)) if gate_file.exists() else None
+    try:
+        return replay(read_events(str(scenario)), home=str(home), gate_url=gate.url if gate else None)
+    finally:
+        if gate:
+            gate.stop()

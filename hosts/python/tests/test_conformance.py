@@ -9,9 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CONFORMANCE, REPO
-from self_evolve.gate_server import serve_gate_replies
-from self_evolve.replay import read_events, replay
+from conftest import CONFORMANCE, REPO, replay_scenario
 
 SCENARIOS = sorted(CONFORMANCE.glob("*.jsonl"))
 
@@ -35,13 +33,7 @@ def _expected(scenario):
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda p: p.name)
 def test_conformance(scenario, tmp_path) -> None:
-    gate_file = scenario.with_suffix(".gate.json")
-    gate = serve_gate_replies(str(gate_file)) if gate_file.exists() else None
-    try:
-        lines = replay(read_events(str(scenario)), home=str(tmp_path), gate_url=gate.url if gate else None)
-    finally:
-        if gate:
-            gate.stop()
+    lines = replay_scenario(scenario, tmp_path)
     expected = [line for line in _expected(scenario) if line]
     assert len(lines) == len(expected), "line count"
     for i, (got, want) in enumerate(zip(lines, expected), 1):

@@ -9,11 +9,9 @@ from typing import Any
 
 import pytest
 
-from conftest import CONFORMANCE, SERVICES
+from conftest import CONFORMANCE, SERVICES, replay_scenario
 from self_evolve import FileInput, ManualClock, Refused, SkillInput, load_plugin, user_context
 from self_evolve import _fastcall, _lift
-from self_evolve.gate_server import serve_gate_replies
-from self_evolve.replay import read_events, replay
 from self_evolve.types import USER_SKILLS
 from wasmtime.component import Record, Variant
 
@@ -76,13 +74,7 @@ def test_every_export_of_the_component_is_lifted_in_bulk(tmp_path) -> None:
 
 @pytest.mark.parametrize("scenario", sorted(CONFORMANCE.glob("*.jsonl")), ids=lambda p: p.name)
 def test_conformance_results_lift_as_the_stock_conversion_does(scenario, tmp_path, compared) -> None:
-    gate_file = scenario.with_suffix(".gate.json")
-    gate = serve_gate_replies(str(gate_file)) if gate_file.exists() else None
-    try:
-        lines = replay(read_events(str(scenario)), home=str(tmp_path), gate_url=gate.url if gate else None)
-    finally:
-        if gate:
-            gate.stop()
+    lines = replay_scenario(scenario, tmp_path)
     assert "".join(f"{line}\n" for line in lines).encode() == scenario.with_suffix(".expected").read_bytes()
     assert compared
 
