@@ -298,3 +298,201 @@ fn the_mcp_server_syncs_a_team_library_on_its_own() {
     let _ = server.wait();
     assert!(pushed, "the server pushed the landed change by itself");
 }
+
+// ---- a hostile read: what a teammate's repository or a second process can do ----
+
+fn patch(home: &Path, name: &str, old: &str, new: &str) -> Value {
+    tool(home, json!({"action": "view", "name": name}));
+    tool(home, json!({"action": "patch", "name": name, "old_string": old, "new_string": new}))
+}
+
+/// Two skills A and B both changed, one sync each: every file both sides changed is a conflict,
+/// not only the ones git stopped at first.
+#[test]
+fn every_file_both_sides_changed_is_staged_not_only_the_first() {
+    let t = team(2);
+    let (a, b) = (&t.homes[0], &t.homes[1]);
+    create(a, "standup", "Post blockers first.\n");
+    create(a, "retro", "Start with what went well.\n");
+    sync(a);
+    sync(b);
+    for (home, tag) in [(a, "from A"), (b, "from B")] {
+        assert_eq!(patch(home, "standup", "blockers first.", &format!("blockers first, {tag}."))["status"], "written");
+        assert_eq!(patch(home, "retro", "went well.", &format!("went well, {tag}."))["status"], "written");
+    }
+    assert_eq!(sync(a).0["pushed"], 2);
+    let (report, code, stderr) = sync(b);
+    assert_eq!(code, Some(0), "{stderr}");
+    let mut files: Vec<&str> =
+        report["conflicts"].as_array().unwrap().iter().map(|c| c["file"].as_str().unwrap()).collect();
+    files.sort();
+    assert_eq!(files, ["retro/SKILL.md", "standup/SKILL.md"], "{report}");
+    for c in report["conflicts"].as_array().unwrap() {
+        let id = c["staged"].as_str().unwrap_or_else(|| panic!("staged: {report}"));
+        let diff = cli(b).args(["skills", "--home"]).arg(b).args(["diff", id]).output().unwrap();
+        assert!(String::from_utf8_lossy(&diff.stdout).contains("from B"), "B's edit waits as {id}");
+    }
+    assert!(std::fs::read_to_string(b.join("skills/retro/SKILL.md")).unwrap().contains("from A"));
+}
+
+/// A change git cannot settle (archived here, patched there) is undone, named, and blocks
+/// nothing later: no rebase is left half done, and later local commits stay.
+#[test]
+fn a_replay_git_cannot_settle_is_undone_and_later_work_is_kept() {
+    let t = team(2);
+    let (a, b) = (&t.homes[0], &t.homes[1]);
+    create(a, "standup", "Post blockers first.\n");
+    sync(a);
+    sync(b);
+    assert_eq!(patch(b, "standup", "blockers first.", "blockers first, then wins.")["status"], "written");
+    assert_eq!(sync(b).0["pushed"], 1);
+    tool(a, json!({"action": "view", "name": "standup"}));
+    assert!(tool(a, json!({"action": "archive", "name": "standup"}))["status"].is_string());
+    let (_, code, stderr) = sync(a);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("undone") && stderr.contains("nothing was lost"), "{stderr}");
+    let skills = a.join("skills");
+    assert!(!skills.join(".git/rebase-merge").exists() && !skills.join(".git/rebase-apply").exists());
+    create(a, "triage", "Label, then assign.\n");
+    sync(a);
+    let log = git(&skills, &["log", "--format=%s"]);
+    assert!(log.contains("triage: create") && log.contains("standup: archived"), "{log}");
+    assert!(skills.join("triage/SKILL.md").is_file());
+}
+
+/// The plugin cannot start after the replay (a broken config.json): the local version was kept
+/// before anything changed, and the report says where.
+#[test]
+fn local_versions_are_kept_before_the_replay_whatever_happens_after() {
+    let t = team(2);
+    let (a, b) = (&t.homes[0], &t.homes[1]);
+    create(a, "standup", "Post blockers first.\n");
+    sync(a);
+    sync(b);
+    patch(a, "standup", "blockers first.", "blockers first, from A.");
+    patch(b, "standup", "blockers first.", "blockers first, PRECIOUS.");
+    sync(a);
+    std::fs::write(b.join("config.json"), json!({"team": {"othersSkills": "bogus"}}).to_string()).unwrap();
+    let (report, code, stderr) = sync(b);
+    assert_eq!(code, Some(0), "{stderr}");
+    let kept = report["conflicts"][0]["kept"].as_str().unwrap_or_else(|| panic!("kept: {report}"));
+    assert!(std::fs::read_to_string(kept).unwrap().contains("PRECIOUS"), "{report}");
+}
+
+/// A name git would quote (`café.md`) is one conflict like any other, staged against the remote.
+#[test]
+fn a_name_git_would_quote_is_staged_like_any_other() {
+    let t = team(2);
+    let (a, b) = (&t.homes[0], &t.homes[1]);
+    create(a, "notes", "Keep notes.\n");
+    let write = |home: &Path, text: &str| {
+        tool(home, json!({"action": "view", "name": "notes"}));
+        tool(home, json!({"action": "write_file", "name": "notes", "file_path": "references/café.md", "content": text}))
+    };
+    assert_eq!(write(a, "first\n")["status"], "written");
+    sync(a);
+    sync(b);
+    write(a, "from A\n");
+    write(b, "from B\n");
+    sync(a);
+    let (report, code, stderr) = sync(b);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(report["conflicts"][0]["file"], "notes/references/café.md", "{report}");
+    assert!(report["conflicts"][0]["staged"].is_string(), "{report}");
+}
+
+/// A remote emptied and made again: everything goes out, so everything is scanned, including
+/// a credential that came from the old remote.
+#[test]
+fn a_remote_made_again_empty_gets_the_whole_history_scanned() {
+    let t = team(1);
+    let a = &t.homes[0];
+    let skills = a.join("skills");
+    let key = ["ghp_", "Z7QX3M2K9LPT4WNBZ7QX3M2K9LPT4WNB1234"].concat();
+    std::fs::write(skills.join("notes.md"), format!("token {key}\n")).unwrap();
+    git(&skills, &["add", "notes.md"]);
+    git(&skills, &["commit", "-q", "-m", "notes"]);
+    git(&skills, &["push", "-q", "origin", "HEAD:main"]);
+    std::fs::remove_dir_all(&t.remote).unwrap();
+    git(t.remote.parent().unwrap(), &["init", "-q", "--bare", "-b", "main", t.remote.to_str().unwrap()]);
+    create(a, "triage", "Label, then assign.\n");
+    let (_, code, stderr) = sync(a);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("notes.md") && !stderr.contains(&key), "{stderr}");
+    assert!(git(&t.remote, &["branch", "--list"]).trim().is_empty(), "nothing pushed");
+}
+
+/// A credential in a commit message or in a file name stops the push as one in a file does.
+#[test]
+fn a_credential_in_a_commit_message_or_a_file_name_stops_the_push() {
+    for in_name in [false, true] {
+        let t = team(1);
+        let a = &t.homes[0];
+        let skills = a.join("skills");
+        let key = ["ghp_", "Z7QX3M2K9LPT4WNBZ7QX3M2K9LPT4WNB1234"].concat();
+        let (file, message) = if in_name {
+            (format!("{key}.md"), "notes".to_string())
+        } else {
+            ("notes.md".into(), format!("export TOKEN={key}"))
+        };
+        std::fs::write(skills.join(&file), "nothing secret here\n").unwrap();
+        git(&skills, &["add", "--", &file]);
+        git(&skills, &["commit", "-q", "-m", &message]);
+        let before = git(&t.remote, &["rev-parse", "main"]);
+        let (_, code, stderr) = sync(a);
+        assert_eq!(code, Some(1), "{stderr}");
+        assert!(stderr.contains(if in_name { "(file name)" } else { "(commit message)" }), "{stderr}");
+        assert!(!stderr.contains(&key), "{stderr}");
+        assert_eq!(git(&t.remote, &["rev-parse", "main"]), before);
+    }
+}
+
+/// A teammate commits `* merge=union`: a same-skill edit still lands the remote version and
+/// stages the local one; nothing splices both into one SKILL.md.
+#[test]
+fn a_committed_gitattributes_cannot_choose_how_skills_merge() {
+    let t = team(2);
+    let (a, b) = (&t.homes[0], &t.homes[1]);
+    create(a, "standup", "Post blockers first.\n");
+    std::fs::write(a.join("skills/.gitattributes"), "* merge=union\n").unwrap();
+    git(&a.join("skills"), &["add", ".gitattributes"]);
+    git(&a.join("skills"), &["commit", "-q", "-m", "attributes"]);
+    sync(a);
+    sync(b);
+    patch(a, "standup", "blockers first.", "blockers first, from A.");
+    patch(b, "standup", "blockers first.", "blockers first, from B.");
+    sync(a);
+    let (report, code, stderr) = sync(b);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(report["conflicts"][0]["staged"].is_string(), "{report}");
+    let on_disk = std::fs::read_to_string(b.join("skills/standup/SKILL.md")).unwrap();
+    assert!(on_disk.contains("from A") && !on_disk.contains("from B"), "{on_disk}");
+    assert_eq!(on_disk.matches("---\n").count(), 2, "one frontmatter: {on_disk}");
+}
+
+/// `GIT_DIR` and `GIT_WORK_TREE` inherited from a git hook, and a file named like a pathspec:
+/// the commit still lands in this library, with exactly its own files.
+#[test]
+fn the_environment_and_odd_names_cannot_move_a_commit() {
+    let t = team(1);
+    let a = &t.homes[0];
+    let skills = a.join("skills");
+    let other = t.remote.parent().unwrap().join("other");
+    git(t.remote.parent().unwrap(), &["init", "-q", other.to_str().unwrap()]);
+    std::fs::write(skills.join(":(exclude)README.md"), "a name, not a pattern\n").unwrap();
+    let out = cli(a)
+        .args(["tool", "skill_manage"])
+        .arg(json!({"action": "create", "name": "zeta", "description": "How the team does zeta. Use when zeta comes up.", "body": "Z.\n"}).to_string())
+        .arg("--home")
+        .arg(a)
+        .args(["--session", "s1"])
+        .env("GIT_DIR", other.join(".git"))
+        .env("GIT_WORK_TREE", &other)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(git(&skills, &["status", "--porcelain"]), "", "everything committed here");
+    let zeta = git(&skills, &["log", "-1", "--format=%s", "--name-only", "--", "zeta"]);
+    assert!(zeta.starts_with("zeta: create") && !zeta.contains("README"), "{zeta}");
+    assert!(Command::new("git").arg("-C").arg(&other).args(["log", "-1"]).output().unwrap().stdout.is_empty());
+}

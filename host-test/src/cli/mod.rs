@@ -257,7 +257,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     crate::say!("committed  {}", shown(line));
                 }
                 match &report.offline {
-                    Some(why) => crate::say!("offline    {why}; local work is kept and goes out on the next sync"),
+                    Some(why) => {
+                        crate::say!("offline    {}; local work is kept and goes out on the next sync", shown(why))
+                    }
                     None => {
                         crate::say!("pulled     {} commit(s)\npushed     {} commit(s)", report.pulled, report.pushed)
                     }
@@ -274,7 +276,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
                             shown(kept),
                             c.why.as_deref().unwrap_or("")
                         ),
-                        (None, None) => crate::say!("conflict   {} (both sides ended the same)", shown(&c.file)),
+                        // Kept before the replay, so this is only a version that was removed here.
+                        (None, None) => crate::say!(
+                            "conflict   {} (the remote version is on disk; yours removed it: {})",
+                            shown(&c.file),
+                            c.why.as_deref().unwrap_or("")
+                        ),
                     }
                 }
                 for d in &report.duplicates {

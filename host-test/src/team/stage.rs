@@ -7,12 +7,64 @@
 use super::sync::Conflict;
 use crate::component::Source;
 use crate::plugin::{CallContext, Origin};
-use anyhow::Result;
+use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
-use std::path::Path;
+use std::io::Write;
+use std::path::{Component, Path};
 
-pub fn stage_local(home: &Path, wasm: &Source, local: &[(String, Option<String>)]) -> Result<Vec<Conflict>> {
-    let mut live = crate::live::open(home, wasm)?;
+/// A file both sides changed: this machine's version (`None`: removed here), and where a copy
+/// of it was kept before the replay.
+pub struct Local {
+    pub file: String,
+    pub content: Option<Vec<u8>>,
+    pub kept: Option<String>,
+}
+
+/// Every local version written under `<home>/run/conflicts/<ms>/` before the replay that puts
+/// the remote's on disk: a refusal, a crash or a plugin that will not start afterwards loses
+/// nothing. Failing to keep one stops the sync before anything changed.
+pub fn keep_all(home: &Path, local: &mut [Local]) -> Result<()> {
+    if local.is_empty() {
+        return Ok(());
+    }
+    let now = crate::Clock::now_ms(&crate::SystemClock);
+    let dir = home.join("run").join("conflicts").join(now.to_string());
+    for l in local.iter_mut() {
+        let Some(content) = &l.content else { continue };
+        // A name from the repository: kept under its own folder, never outside it.
+        let relative = Path::new(&l.file);
+        if relative.components().any(|c| !matches!(c, Component::Normal(_))) {
+            bail!("sync stopped before replaying: {} is not a plain path", crate::text::visible(&l.file));
+        }
+        let path = dir.join(relative);
+        let keep = || -> std::io::Result<()> {
+            std::fs::create_dir_all(path.parent().unwrap_or(&dir))?;
+            let mut file = std::fs::OpenOptions::new().write(true).create_new(true).open(&path)?;
+            file.write_all(content)?;
+            file.sync_all()
+        };
+        keep().with_context(|| {
+            format!("sync stopped before replaying: keeping your version of {} at {}", l.file, path.display())
+        })?;
+        l.kept = Some(path.to_string_lossy().into_owned());
+    }
+    Ok(())
+}
+
+/// After the replay: each local version that differs from what is now on disk becomes a staged
+/// write; its kept copy goes once it is staged, and stays (named in the report) where the plugin
+/// refused. A version the same as the remote's is no conflict at all.
+pub fn stage_local(home: &Path, wasm: &Source, local: Vec<Local>) -> Result<Vec<Conflict>> {
+    let differs: Vec<Local> = local
+        .into_iter()
+        .filter(|l| {
+            let disk = read_regular(&crate::cli::home::user_skills(home).join(&l.file));
+            disk != l.content
+        })
+        .collect();
+    if differs.is_empty() {
+        return Ok(Vec::new());
+    }
     let ctx = CallContext {
         session: "sync".into(),
         agent: "sync".into(),
@@ -20,22 +72,25 @@ pub fn stage_local(home: &Path, wasm: &Source, local: &[(String, Option<String>)
         depth: 0,
         cwd: home.to_string_lossy().into_owned(),
     };
-    let mut out = Vec::new();
-    for (file, content) in local {
-        let disk = std::fs::read_to_string(crate::cli::home::user_skills(home).join(file)).ok();
-        let mut conflict = Conflict { file: file.clone(), staged: None, kept: None, why: None };
-        if disk.as_deref() == content.as_deref() {
-            out.push(conflict);
-            continue;
+    let mut live = match crate::live::open(home, wasm) {
+        Ok(live) => Some(live),
+        Err(err) => {
+            // Nothing can be staged; every local version is already kept.
+            let why = format!("the plugin could not start to stage it: {err:#}");
+            return Ok(differs.into_iter().map(|l| kept_only(l, &why)).collect());
         }
-        let (skill, rest) = file.split_once('/').unwrap_or((file.as_str(), ""));
+    };
+    let mut out = Vec::new();
+    for l in differs {
+        let (skill, rest) = l.file.split_once('/').unwrap_or((l.file.as_str(), ""));
         let reason =
-            format!("sync: {file} changed on the remote meanwhile; this is this machine's version, against it");
-        let args = match (rest, content) {
-            ("SKILL.md", Some(text)) => {
+            format!("sync: {} changed on the remote meanwhile; this is this machine's version, against it", l.file);
+        let text = l.content.as_deref().map(|c| std::str::from_utf8(c).map(str::to_string));
+        let args = match (rest, &text) {
+            ("SKILL.md", Some(Ok(text))) => {
                 json!({"action": "edit", "name": skill, "content": text, "stage": true, "reason": reason})
             }
-            (path, Some(text)) if !path.is_empty() => {
+            (path, Some(Ok(text))) if !path.is_empty() => {
                 json!({"action": "write_file", "name": skill, "file_path": path, "content": text, "stage": true, "reason": reason})
             }
             (path, None) if !path.is_empty() && path != "SKILL.md" => {
@@ -43,38 +98,54 @@ pub fn stage_local(home: &Path, wasm: &Source, local: &[(String, Option<String>)
             }
             _ => Value::Null,
         };
-        let staged = if args.is_null() {
-            Err("not a change the plugin can stage (a flat skill file or a removed skill)".to_string())
-        } else {
-            let _ = live.plugin.tools_call(&ctx, "skill_manage", &json!({"action": "view", "name": skill}).to_string());
-            match live.plugin.tools_call(&ctx, "skill_manage", &args.to_string()) {
-                Ok(Ok(answer)) => serde_json::from_str::<Value>(&answer)
-                    .ok()
-                    .and_then(|a| a["id"].as_str().map(str::to_string))
-                    .ok_or_else(|| format!("the plugin did not stage it: {answer}")),
-                Ok(Err(refusal)) => Err(refusal),
-                Err(err) => Err(err.to_string()),
+        let staged = match (&args, &text, live.as_mut()) {
+            (_, Some(Err(_)), _) => Err("not UTF-8 text, which the plugin does not stage".to_string()),
+            (Value::Null, _, _) => {
+                Err("not a change the plugin can stage (a flat skill file or a removed skill)".to_string())
+            }
+            (_, _, None) => Err("the plugin is not running".to_string()),
+            (args, _, Some(live)) => {
+                let _ =
+                    live.plugin.tools_call(&ctx, "skill_manage", &json!({"action": "view", "name": skill}).to_string());
+                match live.plugin.tools_call(&ctx, "skill_manage", &args.to_string()) {
+                    Ok(Ok(answer)) => serde_json::from_str::<Value>(&answer)
+                        .ok()
+                        .and_then(|a| a["id"].as_str().map(str::to_string))
+                        .ok_or_else(|| format!("the plugin did not stage it: {answer}")),
+                    Ok(Err(refusal)) => Err(refusal),
+                    Err(err) => Err(err.to_string()),
+                }
             }
         };
-        match staged {
-            Ok(id) => conflict.staged = Some(id),
-            Err(why) => {
-                conflict.kept = keep(home, file, content.as_deref());
-                conflict.why = Some(crate::text::visible(&why).into_owned());
+        out.push(match staged {
+            Ok(id) => {
+                if let Some(kept) = &l.kept {
+                    let _ = std::fs::remove_file(kept);
+                }
+                Conflict { file: l.file, staged: Some(id), kept: None, why: None }
             }
-        }
-        out.push(conflict);
+            Err(why) => kept_only(l, &why),
+        });
     }
-    live.record("sync", &[]);
+    if let Some(live) = live.as_mut() {
+        live.record("sync", &[]);
+    }
     Ok(out)
 }
 
-/// The local version, kept for a person under `<home>/run/conflicts/<ms>/<file>`.
-fn keep(home: &Path, file: &str, content: Option<&str>) -> Option<String> {
-    let content = content?;
-    let now = crate::Clock::now_ms(&crate::SystemClock);
-    let path = home.join("run").join("conflicts").join(now.to_string()).join(file);
-    std::fs::create_dir_all(path.parent()?).ok()?;
-    std::fs::write(&path, content).ok()?;
-    Some(path.to_string_lossy().into_owned())
+fn kept_only(l: Local, why: &str) -> Conflict {
+    let why = match (&l.content, &l.kept) {
+        (None, _) => format!("{why} (this machine removed it)"),
+        _ => why.to_string(),
+    };
+    Conflict { file: l.file, staged: None, kept: l.kept, why: Some(crate::text::visible(&why).into_owned()) }
+}
+
+/// A regular file's bytes (not through a link, a folder or a special file), or `None`.
+fn read_regular(path: &Path) -> Option<Vec<u8>> {
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    if !meta.file_type().is_file() || meta.len() > 64 << 20 {
+        return None;
+    }
+    std::fs::read(path).ok()
 }
