@@ -189,21 +189,55 @@ fn claim(host: &impl Host, path: &str, token: &str) -> Claim {
         Err(FsError::NotFound) => return Claim::Retry,
         Err(err) => return Claim::Failed(err),
     }
-    let now = host.now_ms();
-    match taken_ms(host, path) {
-        Some(taken) if now.saturating_sub(taken) > STALE_LOCK_MS => {
-            host.log(
-                Level::Warn,
-                &format!(
-                    "breaking the stale lock `{path}` ({} ms old; its process died mid-operation)",
-                    now.saturating_sub(taken)
-                ),
-            );
-            let _ = host.remove_file(&Root::State, path);
-            Claim::Retry
-        }
-        _ => Claim::Busy,
+    match stale_age(host, path) {
+        Some(_) => break_stale(host, path, token),
+        None => Claim::Busy,
     }
+}
+
+/// How long ago the lock at `path` was taken, when that is longer than `STALE_LOCK_MS`.
+fn stale_age(host: &impl Host, path: &str) -> Option<u64> {
+    let age = host.now_ms().saturating_sub(taken_ms(host, path)?);
+    (age > STALE_LOCK_MS).then_some(age)
+}
+
+/// A breaker of a lock left by a dead process is itself dead past this (breaking takes a few
+/// file operations).
+const STALE_BREAKER_MS: u64 = 2_000;
+
+/// Removes the stale lock at `path`, if it is still stale, holding `<path>.break`. Without the
+/// breaker, two processes that both judged the same dead lock stale could each remove it, and
+/// the slower one would remove the live lock the faster one had taken since: both would hold
+/// it. Under the breaker the lock is judged again, so a lock retaken meanwhile is left alone.
+fn break_stale(host: &impl Host, path: &str, token: &str) -> Claim {
+    let breaker = format!("{path}.break");
+    let mut cleared = false;
+    loop {
+        match host.write(&Root::State, &breaker, token.as_bytes(), WriteMode::CreateNew) {
+            Ok(()) => break,
+            // Another process is breaking it right now, or died doing so (cleared once, then
+            // taken in this same attempt).
+            Err(FsError::AlreadyExists)
+                if !cleared
+                    && taken_ms(host, &breaker).is_some_and(|t| host.now_ms().saturating_sub(t) > STALE_BREAKER_MS) =>
+            {
+                let _ = host.remove_file(&Root::State, &breaker);
+                cleared = true;
+            }
+            Err(FsError::AlreadyExists) => return Claim::Busy,
+            Err(FsError::NotFound) => return Claim::Retry,
+            Err(err) => return Claim::Failed(err),
+        }
+    }
+    if let Some(age) = stale_age(host, path) {
+        host.log(
+            Level::Warn,
+            &format!("breaking the stale lock `{path}` ({age} ms old; its process died mid-operation)"),
+        );
+        let _ = host.remove_file(&Root::State, path);
+    }
+    let _ = host.remove_file(&Root::State, &breaker);
+    Claim::Retry
 }
 
 /// The refusal for a lost race: nothing was written; the agent reads again and retries.
@@ -250,5 +284,37 @@ mod tests {
         assert!(try_lock(&host, "skill-a").is_none());
         other.release(&host);
         assert!(try_lock(&host, "skill-a").is_some());
+    }
+
+    #[test]
+    fn a_lock_retaken_since_it_was_judged_stale_is_not_broken_again() {
+        // Two processes judged the same dead lock stale; the faster broke it and holds a fresh
+        // one now. The slower one's break finds it live under the breaker and leaves it.
+        let host = FakeHost::new(1_000_000);
+        let path = "locks/skill-a.lock";
+        let live = super::lock(&host, "skill-a").unwrap();
+        assert!(matches!(break_stale(&host, path, "9-slow"), Claim::Retry));
+        assert!(host.file(&Root::State, path).is_some(), "the live lock stays");
+        assert!(!host.logged("breaking the stale lock"));
+        assert!(host.file(&Root::State, &format!("{path}.break")).is_none(), "the breaker is gone");
+        assert!(try_lock(&host, "skill-a").is_none(), "still held");
+        live.release(&host);
+    }
+
+    #[test]
+    fn a_breaker_in_the_way_waits_and_a_dead_one_is_cleared() {
+        let host = FakeHost::new(1_000_000);
+        let path = "locks/skill-a.lock";
+        let dead = super::lock(&host, "skill-a").unwrap();
+        host.advance(STALE_LOCK_MS + 1);
+        let breaker = format!("{path}.break");
+        host.write(&Root::State, &breaker, token(&host).as_bytes(), WriteMode::CreateNew).unwrap();
+        assert!(try_lock(&host, "skill-a").is_none(), "another process is breaking it");
+        assert!(host.file(&Root::State, path).is_some());
+        host.advance(STALE_BREAKER_MS + 1);
+        let taken = try_lock(&host, "skill-a").expect("the dead breaker is cleared, then the dead lock");
+        assert!(host.file(&Root::State, &breaker).is_none());
+        drop(dead);
+        taken.release(&host);
     }
 }
