@@ -306,6 +306,18 @@ fn patch(home: &Path, name: &str, old: &str, new: &str) -> Value {
     tool(home, json!({"action": "patch", "name": name, "old_string": old, "new_string": new}))
 }
 
+/// A's `standup` in both homes, then an edit of it on each side, A's pushed first: B's next
+/// sync meets the conflict.
+fn standup_edited_on_both_sides(t: &Team, from_b: &str) {
+    let (a, b) = (&t.homes[0], &t.homes[1]);
+    create(a, "standup", "Post blockers first.\n");
+    sync(a);
+    sync(b);
+    assert_eq!(patch(a, "standup", "blockers first.", "blockers first, from A.")["status"], "written");
+    assert_eq!(patch(b, "standup", "blockers first.", &format!("blockers first, {from_b}."))["status"], "written");
+    assert_eq!(sync(a).0["pushed"], 1);
+}
+
 /// Two skills A and B both changed, one sync each: every file both sides changed is a conflict,
 /// not only the ones git stopped at first.
 #[test]
@@ -365,13 +377,8 @@ fn a_replay_git_cannot_settle_is_undone_and_later_work_is_kept() {
 #[test]
 fn local_versions_are_kept_before_the_replay_whatever_happens_after() {
     let t = team(2);
-    let (a, b) = (&t.homes[0], &t.homes[1]);
-    create(a, "standup", "Post blockers first.\n");
-    sync(a);
-    sync(b);
-    patch(a, "standup", "blockers first.", "blockers first, from A.");
-    patch(b, "standup", "blockers first.", "blockers first, PRECIOUS.");
-    sync(a);
+    let b = &t.homes[1];
+    standup_edited_on_both_sides(&t, "PRECIOUS");
     std::fs::write(b.join("config.json"), json!({"team": {"othersSkills": "bogus"}}).to_string()).unwrap();
     let (report, code, stderr) = sync(b);
     assert_eq!(code, Some(0), "{stderr}");
@@ -453,15 +460,10 @@ fn a_credential_in_a_commit_message_or_a_file_name_stops_the_push() {
 fn a_committed_gitattributes_cannot_choose_how_skills_merge() {
     let t = team(2);
     let (a, b) = (&t.homes[0], &t.homes[1]);
-    create(a, "standup", "Post blockers first.\n");
     std::fs::write(a.join("skills/.gitattributes"), "* merge=union\n").unwrap();
     git(&a.join("skills"), &["add", ".gitattributes"]);
     git(&a.join("skills"), &["commit", "-q", "-m", "attributes"]);
-    sync(a);
-    sync(b);
-    patch(a, "standup", "blockers first.", "blockers first, from A.");
-    patch(b, "standup", "blockers first.", "blockers first, from B.");
-    sync(a);
+    standup_edited_on_both_sides(&t, "from B");
     let (report, code, stderr) = sync(b);
     assert_eq!(code, Some(0), "{stderr}");
     assert!(report["conflicts"][0]["staged"].is_string(), "{report}");
