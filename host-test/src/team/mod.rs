@@ -170,7 +170,27 @@ fn read_all(pipe: Option<&mut impl Read>) -> Vec<u8> {
 /// Held while this home's git tree is changed (a commit, a sync): two processes never rebase,
 /// commit or push in it at once. An advisory lock on `<home>/run/git.lock`, released by the
 /// system when its process ends, however it ends.
-pub struct TreeLock(#[allow(dead_code)] std::fs::File);
+pub struct TreeLock {
+    _file: std::fs::File,
+    home: PathBuf,
+}
+
+/// Homes whose tree this process holds: a commit asked for meanwhile (a staged conflict's plugin
+/// run during `sync`, a tool call while the MCP server syncs) is left to the next one, rather
+/// than waiting on its own process's lock.
+static HELD_HERE: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+fn held_here(home: &Path) -> bool {
+    HELD_HERE.lock().map(|held| held.iter().any(|h| h == home)).unwrap_or(false)
+}
+
+impl Drop for TreeLock {
+    fn drop(&mut self) {
+        if let Ok(mut held) = HELD_HERE.lock() {
+            held.retain(|h| *h != self.home);
+        }
+    }
+}
 
 pub fn lock_tree(home: &Path, wait: Duration) -> Result<TreeLock> {
     let dir = home.join("run");
@@ -187,7 +207,12 @@ pub fn lock_tree(home: &Path, wait: Duration) -> Result<TreeLock> {
     let started = Instant::now();
     loop {
         match file.try_lock() {
-            Ok(()) => return Ok(TreeLock(file)),
+            Ok(()) => {
+                if let Ok(mut held) = HELD_HERE.lock() {
+                    held.push(home.to_path_buf());
+                }
+                return Ok(TreeLock { _file: file, home: home.to_path_buf() });
+            }
             Err(std::fs::TryLockError::WouldBlock) if started.elapsed() < wait => {
                 std::thread::sleep(Duration::from_millis(50))
             }
@@ -249,6 +274,9 @@ pub fn protect_attributes(root: &Path) -> Result<()> {
 /// its message from the plugin's newest version record of that skill. Returns the summaries.
 pub fn commit_landed(home: &Path, config: &GitConfig) -> Result<Vec<String>> {
     let Some(root) = tree(home) else { return Ok(Vec::new()) };
+    if held_here(home) {
+        return Ok(Vec::new());
+    }
     let _lock = lock_tree(home, Duration::from_secs(10))?;
     commit_landed_locked(home, &root, config)
 }
@@ -376,7 +404,10 @@ mod tests {
         let held = lock_tree(home.path(), Duration::ZERO).unwrap();
         let second = lock_tree(home.path(), Duration::from_millis(100)).err().expect("the tree is held");
         assert!(second.to_string().contains("another sync or commit is running"), "{second}");
+        // This process's own commits while it holds the tree wait for the holder's.
+        assert!(held_here(home.path()));
         drop(held);
+        assert!(!held_here(home.path()));
         lock_tree(home.path(), Duration::ZERO).expect("free once released");
     }
 
