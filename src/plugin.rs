@@ -280,7 +280,10 @@ impl<H: Host> Plugin<H> {
             let loaded = (event.tool == "skill" && event.ok)
                 .then(|| serde_json::from_str::<serde_json::Value>(&event.args_json).ok())
                 .flatten()
-                .and_then(|v| v.get("name").and_then(|n| n.as_str()).map(str::to_string));
+                .and_then(|v| v.get("name").and_then(|n| n.as_str()).map(str::to_string))
+                // Only a name a skill can have: the read registry, the evidence and the digest are
+                // kept in the session's state, which a host's unchecked string must not outgrow.
+                .filter(|name| crate::library::skillfile::check_name(name).is_ok());
             if let Some(name) = &loaded {
                 active.reads.mark(&ctx.session, &ctx.agent, name);
                 let now = host.now_ms();

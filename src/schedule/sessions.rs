@@ -33,7 +33,12 @@ thread_local! {
     static LAST_SWEEP_LOOK: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
 }
 /// A state file larger than this is not a session file this plugin wrote: it starts over.
+/// `save` never writes one (`bounded`), so a session's state is never lost to its own size.
 const MAX_FILE_BYTES: usize = 1 << 20;
+/// Skills remembered as read, per agent, and agents per session (a reviewer is one agent each).
+/// Past them the rest is forgotten, the safe side: a later patch asks for a view again.
+const MAX_READS_PER_AGENT: usize = 512;
+const MAX_READ_AGENTS: usize = 64;
 
 /// What one session keeps between events.
 #[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
@@ -164,6 +169,7 @@ pub fn save(host: &impl Host, before: Option<&str>, stored: &Stored) {
     let mut stored = stored.clone();
     stored.v = VERSION;
     stored.updated_ms = host.now_ms();
+    bound_reads(&mut stored);
     let now = stored.review.in_flight.as_ref().map(|f| f.id.as_str());
     if let Some(id) = now
         && before != Some(id)
@@ -174,6 +180,16 @@ pub fn save(host: &impl Host, before: Option<&str>, stored: &Stored) {
         }
     }
     match serde_json::to_vec(&stored) {
+        // `load` would reject it and start the session over (its review, budget and cooldown
+        // lost): the generation before stays in force instead.
+        Ok(bytes) if bytes.len() > MAX_FILE_BYTES => host.log(
+            Level::Warn,
+            &format!(
+                "session state of `{}` would be {} bytes, over the {MAX_FILE_BYTES} a session file may hold; not saved",
+                key(&stored.session),
+                bytes.len()
+            ),
+        ),
         Ok(bytes) => write_generation(host, &stored.session, stored.generation, &bytes),
         Err(err) => host.log(Level::Warn, &format!("could not encode session state: {err}")),
     }
@@ -181,6 +197,25 @@ pub fn save(host: &impl Host, before: Option<&str>, stored: &Stored) {
         && now != Some(id)
     {
         let _ = host.remove_file(&Root::State, &in_flight_path(id));
+    }
+}
+
+/// Keeps the read registry to skill names and within its bounds.
+fn bound_reads(stored: &mut Stored) {
+    for skills in stored.reads.values_mut() {
+        skills.retain(|name| crate::library::skillfile::check_name(name).is_ok());
+        while skills.len() > MAX_READS_PER_AGENT {
+            skills.pop_last();
+        }
+    }
+    stored.reads.retain(|agent, skills| !skills.is_empty() && agent.len() <= 256);
+    // The main agent's reads are kept first; reviewers' (one agent each) after it.
+    while stored.reads.len() > MAX_READ_AGENTS {
+        let drop = stored.reads.keys().rev().find(|a| *a != "main").cloned();
+        match drop {
+            Some(agent) => stored.reads.remove(&agent),
+            None => break,
+        };
     }
 }
 

@@ -162,3 +162,55 @@ fn the_sweep_removes_week_old_sessions_but_not_reviews_in_flight() {
     sweep(&host);
     assert!(generations(&host, "recent").is_empty(), "a day later it is swept");
 }
+
+/// A state `load` would reject is never written: the generation before stays in force, with the
+/// review counters; the read registry keeps skill names only.
+#[test]
+fn a_state_too_large_to_load_back_is_never_written() {
+    let host = FakeHost::new(0);
+    let mut stored = load(&host, "s1");
+    stored.review.turn = 4;
+    stored.review.in_flight = flight("act-1");
+    save(&host, None, &stored);
+    let before = load(&host, "s1");
+    let mut grown = before.clone();
+    grown.reads.entry("main".into()).or_default().extend(["pdf".to_string(), "x".repeat(400_000)]);
+    grown.review.turn = 5;
+    save(&host, Some("act-1"), &grown);
+    let back = load(&host, "s1");
+    assert_eq!(back.review.turn, 5, "an unchecked name is dropped, the rest saved");
+    assert_eq!(back.reads["main"].iter().collect::<Vec<_>>(), ["pdf"]);
+    let mut huge = back.clone();
+    huge.review.turn = 6;
+    huge.review.last_outcome = Some("y".repeat(MAX_FILE_BYTES));
+    save(&host, Some("act-1"), &huge);
+    assert!(host.logged("not saved"));
+    let kept = load(&host, "s1");
+    assert_eq!((kept.review.turn, kept.review.in_flight.clone()), (5, flight("act-1")), "not started over");
+    assert!(!host.logged("starting it over"));
+}
+
+/// A host that passes any string as a loaded skill's name (a hook's `tool_input.skill`) cannot
+/// grow the session's state: only a skill name registers a read.
+#[test]
+fn a_load_whose_name_is_no_skill_name_registers_nothing() {
+    use crate::api::{CallContext, Origin, ToolEvent, TurnStatus};
+    let host = FakeHost::new(1_000);
+    let mut plugin = crate::plugin::Plugin::new(host);
+    let services = ["tools", "commands", "agents", "subagents"].map(String::from);
+    plugin.init(r#"{"review": {"enabled": true, "turnInterval": 100}}"#, &services).unwrap();
+    let ctx =
+        CallContext { session: "s1".into(), agent: "main".into(), origin: Origin::User, depth: 0, cwd: "/w".into() };
+    plugin.user_message(&ctx, "go", true);
+    plugin.turn_end(&ctx, TurnStatus::Completed);
+    let name = "a".repeat(400_000);
+    for name in [name.as_str(), "Not A Skill", "pdf"] {
+        let args_json = serde_json::json!({"name": name}).to_string();
+        plugin.tool_result(&ctx, &ToolEvent { tool: "skill".into(), args_json, ok: true, output: String::new() });
+    }
+    let stored = load(plugin.host(), "s1");
+    assert_eq!(stored.review.turn, 1, "the session's counters survive");
+    assert_eq!(stored.reads["main"].iter().collect::<Vec<_>>(), ["pdf"]);
+    let size = serde_json::to_vec(&stored).unwrap().len();
+    assert!(size < 16 << 10, "the session state grew to {size} bytes");
+}

@@ -30,11 +30,11 @@ pub fn replay_project(home: &Path) -> PathBuf {
 pub fn operator_config(home: &Path) -> anyhow::Result<String> {
     use anyhow::Context;
     let path = home.join("config.json");
-    let text = match std::fs::read(&path) {
-        Ok(bytes) if bytes.len() > 1 << 20 => anyhow::bail!("{} is over 1 MiB; it is a config file", path.display()),
-        Ok(bytes) => String::from_utf8(bytes).with_context(|| format!("{} is not UTF-8", path.display()))?,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => "{}".to_string(),
-        Err(err) => return Err(err).with_context(|| format!("reading {}", path.display())),
+    // Read without blocking and up to its bound: a FIFO or `/dev/zero` here must not hang or
+    // exhaust a hook, which reads it under the plugin-call lock.
+    let text = match crate::live::files::read_config(&path, 1 << 20)? {
+        Some(bytes) => String::from_utf8(bytes).with_context(|| format!("{} is not UTF-8", path.display()))?,
+        None => "{}".to_string(),
     };
     let mut value: serde_json::Value =
         serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))?;

@@ -20,9 +20,7 @@ pub fn parse(bytes: &[u8]) -> Result<(HookEvent, Vec<Action>)> {
     let raw: Value = serde_json::from_slice(bytes).context("the Codex notification is not JSON")?;
     let kind = raw["type"].as_str().context("the Codex notification has no `type`")?;
     let session = raw["thread-id"].as_str().filter(|s| !s.is_empty()).unwrap_or("codex").to_string();
-    if session.len() > 256 {
-        bail!("`thread-id` is over 256 bytes");
-    }
+    super::hook::check_session(&session, "thread-id")?;
     let cwd = match raw["cwd"].as_str() {
         Some(cwd) => cwd.to_string(),
         None => std::env::current_dir().map(|d| d.to_string_lossy().into_owned()).unwrap_or_default(),

@@ -71,12 +71,7 @@ impl HostFile {
     /// `<home>/host.json`, or the defaults when there is none.
     pub fn load(home: &Path) -> Result<HostFile> {
         let path = home.join("host.json");
-        let bytes = match std::fs::read(&path) {
-            Ok(bytes) if bytes.len() > 1 << 20 => bail!("{} is over 1 MiB; it is a config file", path.display()),
-            Ok(bytes) => bytes,
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(HostFile::default()),
-            Err(err) => return Err(err).with_context(|| format!("reading {}", path.display())),
-        };
+        let Some(bytes) = super::files::read_config(&path, 1 << 20)? else { return Ok(HostFile::default()) };
         let value: Value = serde_json::from_slice(&bytes).with_context(|| format!("{} is not JSON", path.display()))?;
         HostFile::from_json(&value).with_context(|| format!("in {}", path.display()))
     }

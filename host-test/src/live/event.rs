@@ -51,12 +51,18 @@ fn parse(line: &str) -> Result<Event> {
         Event::Config { .. } | Event::Reviewer { .. } | Event::ReviewLoop(_) => {
             anyhow::bail!("`config`, `reviewer` and `review-loop` lines belong to replays, not live events")
         }
-        event => Ok(event),
+        event => {
+            if let Some(session) = session_of(&event) {
+                super::hook::check_session(session, "session")?;
+            }
+            Ok(event)
+        }
     }
 }
 
-fn handle(live: &mut super::Live, cwd: &str, event: &Event) -> Result<Vec<String>> {
-    let session = match event {
+/// The session an event line belongs to, if it names one.
+fn session_of(event: &Event) -> Option<&String> {
+    match event {
         Event::User { session, .. }
         | Event::Assistant { session, .. }
         | Event::Tool { session, .. }
@@ -64,8 +70,11 @@ fn handle(live: &mut super::Live, cwd: &str, event: &Event) -> Result<Vec<String
         | Event::TurnEnd { session, .. }
         | Event::Command { session, .. } => Some(session),
         _ => None,
-    };
-    if let Some(session) = session {
+    }
+}
+
+fn handle(live: &mut super::Live, cwd: &str, event: &Event) -> Result<Vec<String>> {
+    if let Some(session) = session_of(event) {
         let transcript = keep_transcript(&live.home, session, event);
         if let Ok(mut provider) = live.provider.lock() {
             provider.note_session(session, cwd, transcript.as_deref());
@@ -133,4 +142,20 @@ const MAX_TRANSCRIPT_BYTES: u64 = 8 << 20;
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A session id reaches a reviewer's command line: one that could be a flag is refused.
+    #[test]
+    fn a_line_whose_session_is_no_session_id_is_refused() {
+        assert!(parse(r#"{"type": "user", "session": "e1", "text": "hi"}"#).is_ok());
+        for session in ["--dangerously-skip-permissions", "a b", "", "x\n"] {
+            let line = json!({"type": "user", "session": session, "text": "hi"}).to_string();
+            let err = format!("{:#}", parse(&line).unwrap_err());
+            assert!(err.contains("not a session id"), "{err}");
+        }
+    }
 }

@@ -14,9 +14,9 @@ use serde_json::Value;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-/// A hook event larger than this is not read (tool responses can be large; the plugin never
-/// needs more than `MAX_EVENT_TEXT_BYTES` of one).
-pub const MAX_INPUT_BYTES: u64 = 16 << 20;
+/// A hook event larger than this is dropped unread (tool responses can be large; the plugin never
+/// needs more than `MAX_EVENT_TEXT_BYTES` of one, and parsing costs many times the input).
+pub const MAX_INPUT_BYTES: u64 = 8 << 20;
 /// Tool arguments and output passed on are clipped to this (the plugin keeps no output).
 const MAX_FIELD_BYTES: usize = 64 << 10;
 
@@ -44,9 +44,7 @@ pub fn parse(bytes: &[u8]) -> Result<HookEvent> {
     let text = |key: &str| raw.get(key).and_then(Value::as_str).map(str::to_string);
     let session = text("session_id").filter(|s| !s.is_empty()).context("the hook event has no `session_id`")?;
     let name = text("hook_event_name").context("the hook event has no `hook_event_name`")?;
-    if session.len() > 256 {
-        bail!("`session_id` is over 256 bytes");
-    }
+    check_session(&session, "session_id")?;
     Ok(HookEvent {
         session,
         cwd: text("cwd").unwrap_or_default(),
@@ -54,6 +52,33 @@ pub fn parse(bytes: &[u8]) -> Result<HookEvent> {
         name,
         raw,
     })
+}
+
+/// A session id as agents make them (UUIDs, `cc-1`): 1–256 of `A-Z a-z 0-9 . _ : -`, not
+/// starting with `-`. It reaches a reviewer's command line (`{session}`) and its environment, so
+/// anything else (a flag, a space, a control character) is refused where it enters.
+pub fn check_session(session: &str, field: &str) -> Result<()> {
+    if session.len() > 256 {
+        bail!("`{field}` is over 256 bytes");
+    }
+    let allowed = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b':' | b'-');
+    if session.is_empty() || session.starts_with('-') || !session.bytes().all(allowed) {
+        bail!(
+            "`{field}` `{}` is not a session id (1-256 of A-Z a-z 0-9 . _ : -, not starting with `-`); event ignored",
+            crate::text::visible(session)
+        );
+    }
+    Ok(())
+}
+
+/// A name a library skill can have (the plugin's rule: 1-64 of `a-z 0-9 -`, no leading, trailing
+/// or doubled `-`). Anything else is no skill of the library, so its use registers no read.
+fn is_skill_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !name.starts_with('-')
+        && !name.ends_with('-')
+        && !name.contains("--")
 }
 
 /// Where the library's skills live for this event: the user's folder and the project's.
@@ -110,7 +135,8 @@ pub fn actions(event: &HookEvent, roots: &SkillRoots) -> Vec<Action> {
                 "Skill" => ["skill", "command", "name"].iter().find_map(|k| input[*k].as_str().map(str::to_string)),
                 "Read" => input["file_path"].as_str().and_then(|f| roots.skill_of(f)),
                 _ => None,
-            };
+            }
+            .filter(|name| is_skill_name(name));
             let event = match loaded {
                 // A skill loaded: the plugin's `skill` tool event registers the read.
                 Some(name) => ToolEvent {
@@ -169,9 +195,7 @@ pub fn deliver(
     actions: Vec<Action>,
     busy: &std::sync::Mutex<()>,
 ) -> Result<Outcome> {
-    let guard = busy.lock().unwrap_or_else(|e| e.into_inner());
-    let mut live = super::open(home, wasm)?;
-    drop(guard);
+    let mut live = guarded(busy, || super::open(home, wasm))?;
     if let Ok(mut provider) = live.provider.lock() {
         provider.note_session(&event.session, &event.cwd, event.transcript.as_deref());
     }
@@ -190,7 +214,7 @@ pub fn deliver(
     let mut decisions = Vec::new();
     let mut errors = Vec::new();
     // A failed tick (a curator pass past its deadline) is logged; the event is delivered anyway.
-    match live.plugin.tick() {
+    match guarded(busy, || live.plugin.tick()) {
         Ok(more) => decisions.extend(more),
         Err(err) => errors.push(format!("tick: {err}")),
     }
@@ -204,7 +228,7 @@ pub fn deliver(
         };
         decisions.extend(more);
     }
-    match live.plugin.pump_activations() {
+    match guarded(busy, || live.plugin.pump_activations()) {
         Ok(more) => decisions.extend(more),
         Err(err) => errors.push(format!("reaping reviewers: {err}")),
     }
@@ -226,26 +250,58 @@ pub fn deliver(
     Ok(Outcome { stdout, decisions })
 }
 
-/// `self-evolve hook`: reads stdin (or, for Codex's `notify`, the payload argument), handles it
-/// within the budget, exits 0 whatever happens.
-pub fn main(home: &Path, wasm: &Source, codex_payload: Option<String>) {
-    let budget = super::config::HostFile::load(home).map(|f| f.hook.budget).unwrap_or_default();
-    let budget = if budget.is_zero() { std::time::Duration::from_secs(10) } else { budget };
-    let watchdog_home = home.to_path_buf();
-    let busy = std::sync::Arc::new(std::sync::Mutex::new(()));
-    let watched = busy.clone();
+/// Runs one plugin call holding `busy`: the watchdog waits for it (each call is bounded by its
+/// own deadline) instead of exiting with the session's lock file left behind.
+fn guarded<T>(busy: &std::sync::Mutex<()>, call: impl FnOnce() -> T) -> T {
+    let _guard = busy.lock().unwrap_or_else(|e| e.into_inner());
+    call()
+}
+
+/// The budget before `host.json` says otherwise.
+const DEFAULT_BUDGET_MS: u64 = 10_000;
+
+/// Exits the process, with status 0, once `budget_ms` (which may change) has passed since it
+/// started, never during a plugin call (`busy`). It is started before anything is read, so
+/// whatever sits at a path (a FIFO, a device) the hook answers in time; its only I/O on the way
+/// out is one non-blocking append to the log.
+fn start_watchdog(
+    home: &Path,
+    busy: std::sync::Arc<std::sync::Mutex<()>>,
+    budget_ms: std::sync::Arc<std::sync::atomic::AtomicU64>,
+) {
+    let home = home.to_path_buf();
+    let started = std::time::Instant::now();
     std::thread::spawn(move || {
-        std::thread::sleep(budget);
-        // Never in the middle of a plugin call (each is bounded by its own deadline).
-        let _guard = watched.lock().unwrap_or_else(|e| e.into_inner());
-        super::log(
-            &watchdog_home,
-            "hook",
-            "warn",
-            &format!("the hook ran past its {} ms budget and stopped", budget.as_millis()),
+        let budget = loop {
+            let budget = std::time::Duration::from_millis(budget_ms.load(std::sync::atomic::Ordering::Relaxed));
+            let Some(left) = budget.checked_sub(started.elapsed()).filter(|d| !d.is_zero()) else { break budget };
+            std::thread::sleep(left.min(std::time::Duration::from_millis(50)));
+        };
+        let _guard = busy.lock().unwrap_or_else(|e| e.into_inner());
+        super::append_log(
+            &home,
+            &super::entry(
+                "hook",
+                "warn",
+                &format!("the hook ran past its {} ms budget and stopped", budget.as_millis()),
+            ),
         );
         std::process::exit(0);
     });
+}
+
+/// `self-evolve hook`: reads stdin (or, for Codex's `notify`, the payload argument), handles it
+/// within the budget, exits 0 whatever happens.
+pub fn main(home: &Path, wasm: &Source, codex_payload: Option<String>) {
+    let busy = std::sync::Arc::new(std::sync::Mutex::new(()));
+    let budget_ms = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(DEFAULT_BUDGET_MS));
+    start_watchdog(home, busy.clone(), budget_ms.clone());
+    if let Ok(file) = super::config::HostFile::load(home)
+        && !file.hook.budget.is_zero()
+    {
+        let ms = u64::try_from(file.hook.budget.as_millis()).unwrap_or(u64::MAX);
+        budget_ms.store(ms, std::sync::atomic::Ordering::Relaxed);
+    }
     let codex = codex_payload.is_some();
     let outcome = match codex_payload {
         Some(payload) => super::codex::handle(home, wasm, payload.as_bytes(), &busy),
@@ -351,6 +407,44 @@ mod tests {
             assert!(err.contains(needle), "{err}");
         }
         assert!(parse(b"not json").is_err());
+    }
+
+    /// A session id reaches the reviewer's command line (`{session}`) and environment: only ids
+    /// as agents make them pass.
+    #[test]
+    fn a_session_id_that_could_be_a_flag_is_refused() {
+        for good in ["s1", "0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0", "cc.1:main_2"] {
+            assert!(parse(json!({"session_id": good, "hook_event_name": "Stop"}).to_string().as_bytes()).is_ok());
+        }
+        for bad in ["--dangerously-skip-permissions", "-x", "a b", "a\nb", "a/b", "$(id)"] {
+            let err = format!(
+                "{:#}",
+                parse(json!({"session_id": bad, "hook_event_name": "Stop"}).to_string().as_bytes()).unwrap_err()
+            );
+            assert!(err.contains("not a session id"), "{err}");
+            let codex = json!({"type": "agent-turn-complete", "thread-id": bad});
+            assert!(super::super::codex::parse(codex.to_string().as_bytes()).is_err(), "{bad}");
+        }
+    }
+
+    /// Only a name a library skill can have registers a read; anything else (a 400,000-byte
+    /// string, a plugin's `ns:name`) is an ordinary tool event, its input clipped.
+    #[test]
+    fn a_skill_use_registers_a_read_only_for_a_skill_name() {
+        let home = tempfile::tempdir().unwrap();
+        let r = roots(home.path());
+        for name in ["x".repeat(400_000), "Pnpm".into(), "ns:pdf".into(), "-a".into(), "a--b".into()] {
+            let event = event(
+                json!({"session_id": "s1", "hook_event_name": "PostToolUse", "tool_name": "Skill", "tool_input": {"skill": name}}),
+            );
+            match &actions(&event, &r)[..] {
+                [Action::Tool(t)] => {
+                    assert_eq!(t.tool, "Skill");
+                    assert!(t.args_json.len() <= MAX_FIELD_BYTES);
+                }
+                other => panic!("{other:?}"),
+            }
+        }
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! replay lines; `provider` starts
 //! reviewers detached through `supervise`, which runs an agent CLI (`command`) or an
 //! OpenAI-compatible tool loop (`openai`) and delivers the completion; `transcript` seeds them
-//! with the parent conversation; `runs` keeps a reviewer's files; `config` reads `<home>/host.json`.
+//! with the parent conversation; `runs` keeps a reviewer's files; `config` reads `<home>/host.json`;
+//! `files` opens the host's own files so that nothing at their path can hang a hook.
 //!
 //! Decisions persist in the state root (the plugin's session state), so the processes of one
 //! session decide exactly what one long-lived process would.
@@ -11,6 +12,7 @@
 pub mod codex;
 pub mod config;
 pub mod event;
+pub mod files;
 pub mod hook;
 pub mod openai;
 pub mod provider;
@@ -101,7 +103,7 @@ impl Live {
 }
 
 /// One log line of `live.jsonl`: when, which process, how bad, what.
-fn entry(source: &str, level: &str, message: &str) -> String {
+pub(crate) fn entry(source: &str, level: &str, message: &str) -> String {
     let at = crate::Clock::now_ms(&crate::SystemClock);
     format!("{}\n", serde_json::json!({"at": at, "source": source, "level": level, "log": message}))
 }
@@ -123,11 +125,8 @@ pub fn append_log(home: &Path, lines: &str) {
     if std::fs::metadata(&path).is_ok_and(|m| m.len() > MAX_LOG_BYTES) {
         let _ = std::fs::rename(&path, path.with_extension("jsonl.1"));
     }
-    let appended = std::fs::create_dir_all(home::state(home)).and_then(|_| {
-        use std::io::Write;
-        let mut file = std::fs::OpenOptions::new().create(true).append(true).open(&path)?;
-        file.write_all(lines.as_bytes())
-    });
+    // Never blocks: a FIFO or device at the log's path is skipped, never opened for good.
+    let appended = std::fs::create_dir_all(home::state(home)).and_then(|_| files::append_log(&path, lines.as_bytes()));
     if let Err(err) = appended {
         eprintln!("self-evolve: could not append to {}: {err}", path.display());
     }

@@ -1,7 +1,10 @@
 //! The live `SubagentProvider`: `start` records the reviewer's run and launches a detached
 //! supervisor (`self-evolve reviewer-run`), which outlives the process that started it (a hook
 //! exits at once), runs the configured reviewer and delivers its completion to the plugin.
-//! `abort` works from any process: it marks the run and kills the reviewer's process group.
+//! `abort` works from any process: it marks the run, and the supervisor, which holds the reviewer
+//! as its child, kills the reviewer's process group. No other process signals: a group id read
+//! back from a file may name an unrelated process by then (a supervisor killed with -9 never
+//! says its reviewer ended).
 
 use crate::caps::subagent::{Outcome, Spec, SubagentProvider};
 use crate::component::Source;
@@ -113,13 +116,11 @@ impl SubagentProvider for LiveProvider {
         }
     }
 
+    /// A request the supervisor acts on within its poll; with no supervisor left, nothing runs
+    /// that could be stopped safely, and nothing is signalled.
     fn abort(&mut self, id: &str) {
-        // A finished run's group id may belong to another process by now: only a live one's.
-        if runs::mark_aborted(&self.home, id).is_ok()
-            && !runs::done(&self.home, id)
-            && let Some(pgid) = runs::pgid(&self.home, id)
-        {
-            runs::kill_group(pgid);
+        if let Err(err) = runs::mark_aborted(&self.home, id) {
+            eprintln!("self-evolve: could not ask reviewer {} to stop: {err:#}", crate::text::visible(id));
         }
     }
 
@@ -127,5 +128,41 @@ impl SubagentProvider for LiveProvider {
     fn take_finished(&mut self, _now_ms: u64) -> Vec<Outcome> {
         self.children.retain_mut(|child| matches!(child.try_wait(), Ok(None)));
         Vec::new()
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    /// A run whose supervisor died (no `.done` ever came) and whose recorded group id now names
+    /// an unrelated process group: `abort` asks, and signals nothing.
+    #[test]
+    fn abort_never_signals_a_group_id_read_back_from_disk() {
+        let home = tempfile::tempdir().unwrap();
+        let mut unrelated = std::process::Command::new("sleep");
+        unrelated.arg("30");
+        std::os::unix::process::CommandExt::process_group(&mut unrelated, 0);
+        let mut unrelated = unrelated.spawn().unwrap();
+        let run = Run {
+            id: "rv-1-2-3".into(),
+            session: "s1".into(),
+            cwd: "/tmp".into(),
+            transcript: None,
+            prompt: "review".into(),
+            tools: Vec::new(),
+            timeout_ms: 1000,
+            started_ms: 5,
+        };
+        runs::create(home.path(), &run).unwrap();
+        runs::set_pgid(home.path(), &run.id, unrelated.id()).unwrap();
+        let mut provider = LiveProvider::new(home.path(), Reviewer::None, &Source::Embedded);
+        provider.abort(&run.id);
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        let survived = matches!(unrelated.try_wait(), Ok(None));
+        let _ = unrelated.kill();
+        let _ = unrelated.wait();
+        assert!(survived, "abort killed an unrelated process group");
+        assert!(runs::aborted(home.path(), &run.id), "the supervisor is asked through the run's files");
     }
 }

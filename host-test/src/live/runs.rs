@@ -1,7 +1,13 @@
 //! A live reviewer's files in the host's own folder, `<home>/run/reviewers/` (outside every root
 //! the plugin sees): `<id>.json` what to run (written once, by `start`), `<id>.pgid` the process
-//! group the supervisor started (written once), `<id>.abort` created by `abort` from any process,
-//! `<id>.log` the supervisor's stderr. One writer per file, so no process overwrites another's.
+//! group the supervisor started (written once, for an operator to see), `<id>.abort` created by
+//! `abort` from any process, `<id>.log` the supervisor's stderr. One writer per file, so no
+//! process overwrites another's.
+//!
+//! Only the supervisor signals a reviewer: it holds the reviewer as its child, so the group id is
+//! still the reviewer's when it signals. Any other process asks by creating `<id>.abort`, which
+//! the supervisor polls; a group id read back from a file may belong to another process by then
+//! (the supervisor died, the reviewer ended, the id was reused).
 
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
@@ -60,10 +66,6 @@ pub fn set_pgid(home: &Path, id: &str, pgid: u32) -> Result<()> {
     std::fs::write(path(home, id, "pgid")?, pgid.to_string()).context("recording the reviewer's process group")
 }
 
-pub fn pgid(home: &Path, id: &str) -> Option<u32> {
-    std::fs::read_to_string(path(home, id, "pgid").ok()?).ok()?.trim().parse().ok().filter(|p| *p > 1)
-}
-
 pub fn mark_aborted(home: &Path, id: &str) -> Result<()> {
     std::fs::write(path(home, id, "abort")?, b"").context("marking the reviewer aborted")
 }
@@ -74,16 +76,6 @@ pub fn aborted(home: &Path, id: &str) -> bool {
 
 pub fn log_path(home: &Path, id: &str) -> Result<PathBuf> {
     path(home, id, "log")
-}
-
-/// Marks the run finished (its reviewer reaped): `abort` no longer signals its process group,
-/// whose id the system may give to another process.
-pub fn mark_done(home: &Path, id: &str) -> Result<()> {
-    std::fs::write(path(home, id, "done")?, b"").context("marking the reviewer done")
-}
-
-pub fn done(home: &Path, id: &str) -> bool {
-    path(home, id, "done").is_ok_and(|p| p.exists())
 }
 
 /// Files of the host's own folders (`run/reviewers`, `run/sessions`) untouched for a week go.
@@ -99,7 +91,8 @@ pub fn prune(home: &Path) {
     }
 }
 
-/// Kills a reviewer's whole process group (the agent CLI and anything it started).
+/// Kills a reviewer's whole process group (the agent CLI and anything it started). Only the
+/// supervisor calls it, for the child it has not reaped yet (so the id is still that group's).
 pub fn kill_group(pgid: u32) {
     #[cfg(unix)]
     if let Some(pid) = i32::try_from(pgid).ok().and_then(rustix::process::Pid::from_raw) {
@@ -134,12 +127,7 @@ mod tests {
         assert!(!aborted(home.path(), "rv-1-2-3"));
         mark_aborted(home.path(), "rv-1-2-3").unwrap();
         assert!(aborted(home.path(), "rv-1-2-3"));
-        assert_eq!(pgid(home.path(), "rv-1-2-3"), None);
         set_pgid(home.path(), "rv-1-2-3", 4242).unwrap();
-        assert_eq!(pgid(home.path(), "rv-1-2-3"), Some(4242));
-        assert!(!done(home.path(), "rv-1-2-3"));
-        mark_done(home.path(), "rv-1-2-3").unwrap();
-        assert!(done(home.path(), "rv-1-2-3"));
         prune(home.path());
         assert!(load(home.path(), "rv-1-2-3").is_ok(), "a run from today is kept");
     }

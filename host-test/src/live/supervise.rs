@@ -93,16 +93,31 @@ fn prompt_with_seed(run: &Run, seed: bool) -> String {
     }
 }
 
-fn substitute(arg: &str, run: &Run) -> String {
-    arg.replace("{session}", &run.session)
+/// One argument of the reviewer's command with the run's values in place. An argument that
+/// becomes a flag only through a value (`{session}` of `--dangerously-skip-permissions`) is
+/// refused: the values come from hook payloads, which the operator does not write.
+fn substitute(arg: &str, run: &Run) -> Result<String, String> {
+    let value = arg
+        .replace("{session}", &run.session)
         .replace("{activation}", &run.id)
         .replace("{cwd}", &run.cwd)
-        .replace("{transcript}", run.transcript.as_deref().unwrap_or(""))
+        .replace("{transcript}", run.transcript.as_deref().unwrap_or(""));
+    if value.starts_with('-') && !arg.starts_with('-') {
+        return Err(format!(
+            "not started: the reviewer argument `{arg}` would become `{}`, a flag; \
+             the session's id, folder or transcript path starts with `-`",
+            crate::text::visible(&value)
+        ));
+    }
+    Ok(value)
 }
 
 /// Runs the agent CLI; returns how it ended and its answer (the end of its stdout).
 pub fn run_command(home: &Path, run: &Run, reviewer: &CommandReviewer) -> (Status, String) {
-    let argv: Vec<String> = reviewer.argv.iter().map(|a| substitute(a, run)).collect();
+    let argv = match reviewer.argv.iter().map(|a| substitute(a, run)).collect::<Result<Vec<String>, String>>() {
+        Ok(argv) => argv,
+        Err(refusal) => return (Status::Failed, refusal),
+    };
     let mut command = Command::new(&argv[0]);
     command.args(&argv[1..]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
     if Path::new(&run.cwd).is_dir() {
@@ -150,12 +165,9 @@ pub fn run_command(home: &Path, run: &Run, reviewer: &CommandReviewer) -> (Statu
     let started = Instant::now();
     let timeout = Duration::from_millis(run.timeout_ms).min(reviewer.timeout.unwrap_or(Duration::MAX));
     let mut ended_by: Option<Status> = None;
-    let exit = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Some(status),
-            Ok(None) => {}
-            Err(_) => break None,
-        }
+    // Every signal goes out while the leader is unreaped (running, or a zombie): until it is
+    // reaped its pid, the group's id, cannot be given to another process.
+    let exited = loop {
         if ended_by.is_none() && runs::aborted(home, &run.id) {
             ended_by = Some(Status::Aborted);
             runs::kill_group(pgid);
@@ -163,13 +175,17 @@ pub fn run_command(home: &Path, run: &Run, reviewer: &CommandReviewer) -> (Statu
             ended_by = Some(Status::TimedOut);
             runs::kill_group(pgid);
         }
+        match leader_exited(&mut child) {
+            Ok(true) => break true,
+            Ok(false) => {}
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => break false,
+        }
         std::thread::sleep(POLL);
     };
-    // Whatever it left running (a server, a shell) goes with it.
+    // Whatever it left running (a server, a shell) goes with it; then the leader is reaped.
     runs::kill_group(pgid);
-    if let Err(err) = runs::mark_done(home, &run.id) {
-        eprintln!("{err:#}");
-    }
+    let exit = if exited { child.wait().ok() } else { None };
     drop(writer);
     // A descendant that left the group may hold the pipes open: wait a moment, then go on.
     let out = stdout.and_then(|r| r.recv_timeout(PIPE_GRACE).ok()).unwrap_or_default();
@@ -186,6 +202,21 @@ pub fn run_command(home: &Path, run: &Run, reviewer: &CommandReviewer) -> (Statu
         (None, Some(code)) => (Status::Failed, format!("exited with {code}: {}", answer(&err))),
         (None, None) => (Status::Failed, "lost track of the reviewer process".to_string()),
     }
+}
+
+/// Whether the reviewer's leader exited, leaving it unreaped (a zombie keeps its pid, so the
+/// group's id stays the reviewer's until `wait`).
+#[cfg(unix)]
+fn leader_exited(child: &mut std::process::Child) -> std::io::Result<bool> {
+    use rustix::process::{Pid, WaitId, WaitIdOptions, waitid};
+    let pid = i32::try_from(child.id()).ok().and_then(Pid::from_raw).ok_or(std::io::ErrorKind::InvalidInput)?;
+    let options = WaitIdOptions::EXITED | WaitIdOptions::NOHANG | WaitIdOptions::NOWAIT;
+    Ok(waitid(WaitId::Pid(pid), options)?.is_some())
+}
+
+#[cfg(not(unix))]
+fn leader_exited(child: &mut std::process::Child) -> std::io::Result<bool> {
+    child.try_wait().map(|status| status.is_some())
 }
 
 /// How long the output of a finished reviewer is waited for.
@@ -284,4 +315,49 @@ fn run_openai(live: &mut Live, home: &Path, run: &Run, config: &openai::Config) 
         eprintln!("recording the reviewer's tokens: {err}");
     }
     (outcome.status, outcome.text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run_with(session: &str, cwd: &str) -> Run {
+        Run {
+            id: "rv-1-2-3".into(),
+            session: session.into(),
+            cwd: cwd.into(),
+            transcript: None,
+            prompt: "review".into(),
+            tools: Vec::new(),
+            timeout_ms: 5_000,
+            started_ms: 0,
+        }
+    }
+
+    /// A value that would turn an argument into a flag fails the start; nothing runs (no group
+    /// recorded, the marker file the command would write is absent).
+    #[test]
+    fn a_value_that_becomes_a_flag_is_refused_before_anything_starts() {
+        let home = tempfile::tempdir().unwrap();
+        let marker = home.path().join("ran");
+        let reviewer = CommandReviewer {
+            argv: vec!["sh".into(), "-c".into(), format!("touch {}", marker.display()), "{session}".into()],
+            env: Default::default(),
+            seed_transcript: false,
+            timeout: None,
+        };
+        for run in [run_with("--dangerously-skip-permissions", "/tmp"), run_with("s1", "-rf")] {
+            let reviewer =
+                CommandReviewer { argv: [reviewer.argv.clone(), vec!["{cwd}".into()]].concat(), ..reviewer.clone() };
+            let (status, text) = run_command(home.path(), &run, &reviewer);
+            assert_eq!(status, Status::Failed, "{text}");
+            assert!(text.contains("a flag"), "{text}");
+            assert!(!marker.exists(), "the reviewer ran");
+            assert!(!runs::dir(home.path()).join("rv-1-2-3.pgid").exists());
+        }
+        // A flag the operator wrote, with a value inside it, is theirs.
+        let run = run_with("-x", "/tmp");
+        assert_eq!(substitute("--session={session}", &run).as_deref(), Ok("--session=-x"));
+        assert_eq!(substitute("{cwd}", &run).as_deref(), Ok("/tmp"));
+    }
 }

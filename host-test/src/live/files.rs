@@ -1,0 +1,114 @@
+//! Opens the host's small files (`host.json`, `config.json`, `live.jsonl`) so that whatever sits
+//! at their path cannot hang a hook or exhaust its memory: opened without blocking (a FIFO opens
+//! at once), checked on the open handle (a regular file only, never a FIFO, device or socket),
+//! and read up to a bound. A hook runs on every agent event, under the plugin-call lock, so a
+//! FIFO or `/dev/zero` there would stall or kill the agent's session.
+
+use anyhow::{Context, Result, bail};
+use std::io::{Read, Write};
+use std::path::Path;
+
+/// The bytes of config file `path` (at most `limit`), or `None` when there is none. Symbolic
+/// links are followed: the operator may keep a config elsewhere (a dotfiles folder).
+pub fn read_config(path: &Path, limit: u64) -> Result<Option<Vec<u8>>> {
+    let file = match open(path, std::fs::OpenOptions::new().read(true), false) {
+        Ok(file) => file,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => return Err(err).with_context(|| format!("reading {}", path.display())),
+    };
+    let mut bytes = Vec::new();
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("reading {}", path.display()))?;
+    if bytes.len() as u64 > limit {
+        bail!("{} is over {limit} bytes; it is a config file: keep it small", path.display());
+    }
+    Ok(Some(bytes))
+}
+
+/// Appends `bytes` to the host's own log at `path` (created when missing). A symbolic link, FIFO
+/// or device there is refused, never written through.
+pub fn append_log(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut file = open(path, std::fs::OpenOptions::new().create(true).append(true), true)?;
+    file.write_all(bytes)
+}
+
+/// `options` plus O_NONBLOCK (and O_NOFOLLOW when `own`), then the handle must be a regular file.
+fn open(path: &Path, options: &mut std::fs::OpenOptions, own: bool) -> std::io::Result<std::fs::File> {
+    #[cfg(unix)]
+    {
+        use rustix::fs::OFlags;
+        use std::os::unix::fs::OpenOptionsExt;
+        let flags = if own { OFlags::NONBLOCK | OFlags::NOFOLLOW } else { OFlags::NONBLOCK };
+        options.custom_flags(flags.bits() as i32);
+    }
+    let file = options.open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other(format!(
+            "{} is not a regular file (a FIFO, device or socket there is never read or written); \
+             replace it with a plain file",
+            path.display()
+        )));
+    }
+    Ok(file)
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::OpenOptionsExt;
+
+    fn fifo(path: &Path) {
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            path,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR,
+            0,
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn configs_are_regular_files_read_up_to_their_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.json");
+        assert!(read_config(&path, 16).unwrap().is_none(), "none is no error");
+        std::fs::write(&path, b"{}").unwrap();
+        assert_eq!(read_config(&path, 16).unwrap().unwrap(), b"{}");
+        std::fs::write(&path, vec![b' '; 17]).unwrap();
+        assert!(format!("{:#}", read_config(&path, 16).unwrap_err()).contains("over 16 bytes"));
+        // A device that never ends, and a FIFO nobody writes: refused at once, nothing read.
+        std::fs::remove_file(&path).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", &path).unwrap();
+        let err = format!("{:#}", read_config(&path, 1 << 20).unwrap_err());
+        assert!(err.contains("not a regular file"), "{err}");
+        let pipe = dir.path().join("host.json");
+        fifo(&pipe);
+        let err = format!("{:#}", read_config(&pipe, 1 << 20).unwrap_err());
+        assert!(err.contains("not a regular file"), "{err}");
+    }
+
+    #[test]
+    fn the_log_is_appended_only_to_a_regular_file_of_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("live.jsonl");
+        append_log(&log, b"one\n").unwrap();
+        append_log(&log, b"two\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&log).unwrap(), "one\ntwo\n");
+        let pipe = dir.path().join("fifo.jsonl");
+        fifo(&pipe);
+        assert!(append_log(&pipe, b"x\n").is_err(), "a FIFO with no reader is refused at once");
+        let _reader = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+            .open(&pipe)
+            .unwrap();
+        assert!(append_log(&pipe, b"x\n").is_err(), "and with one");
+        let target = dir.path().join("elsewhere");
+        let link = dir.path().join("link.jsonl");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        assert!(append_log(&link, b"x\n").is_err());
+        assert!(!target.exists(), "nothing written through a link");
+    }
+}
