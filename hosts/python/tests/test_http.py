@@ -198,7 +198,7 @@ def test_other_control_chars_in_values_fail_as_network_before_sending(gate, secr
 
 
 BAD_PATHS = ["", "v1", "//evil.example/x", "/../admin", "/a/..", "/a#frag", "/x@y", "/a b", "/a\tb", "/a\\b",
-             "/a\x00", "/a\x7f", "/a\x85", "/a\u00a0b", "/a\u2028b", "/a\nHost: evil"]
+             "/a\x00", "/a\x7f", "/a\x85", "/a\u00a0b", "/a\u2028b", "/a\nHost: evil", "/%2e%2e/admin", "/x/%2E%2e/y"]
 
 
 def test_bad_paths_are_denied_before_sending(gate, secret_env):

@@ -138,6 +138,8 @@ def check_path(path: str) -> None:
         path.startswith("/")
         and not path.startswith("//")
         and ".." not in path
+        # `%2e%2e` is `..` to many servers and URL parsers (Node's resolves it before sending).
+        and "%2e" not in path.lower()
         and "#" not in path
         and "@" not in path
         and not any(c.isspace() or c == "\\" or unicodedata.category(c) == "Cc" for c in path)
