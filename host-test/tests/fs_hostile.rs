@@ -235,3 +235,53 @@ fn reads_are_bounded_and_a_larger_file_is_too_large() {
         "too-large: big.md is 73400320 bytes; the host reads at most 1024"
     );
 }
+
+/// The project root was resolved while `.dsh/skills` did not exist; a `.dsh` link planted
+/// afterwards (a checkout of a branch that has one) is refused at the write, never followed out
+/// of the project.
+#[test]
+fn a_dsh_link_planted_after_the_project_root_was_resolved_is_not_followed() {
+    let w = world();
+    let repo = w.base.join("repo");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    let config = FsConfig { user_skills: Some(w.user.clone()), ..FsConfig::default() };
+    let mut fs = FsCap::new(config, FsFaults::default());
+    fs.note_session("s1", repo.to_str().unwrap());
+    let root = RootRef::ProjectSkills("s1".into());
+    assert!(fs.has_root(&root), "resolved while .dsh is missing");
+    std::os::unix::fs::symlink(&w.outside, repo.join(".dsh")).unwrap();
+    let before = snapshot(&w.outside);
+    assert_eq!(fs.write(&root, "escape/SKILL.md", b"x", Mode::CreateNew), Err(FsErr::Symlink));
+    assert_eq!(fs.read(&root, "secret.txt"), Err(FsErr::Symlink));
+    assert_eq!(snapshot(&w.outside), before, "nothing written outside the project");
+
+    // Without the link, the folder is made inside the project as before.
+    let clean = w.base.join("clean");
+    std::fs::create_dir_all(clean.join(".git")).unwrap();
+    fs.note_session("s2", clean.to_str().unwrap());
+    let root = RootRef::ProjectSkills("s2".into());
+    fs.write(&root, "note/SKILL.md", b"x", Mode::CreateNew).unwrap();
+    assert!(clean.join(".dsh/skills/note/SKILL.md").is_file());
+}
+
+/// Under the home, with no repository above the working folder, the home's own `.dsh` is no
+/// project: the user library is never also a project root.
+#[test]
+fn the_homes_own_dsh_is_no_project() {
+    let w = world();
+    let home = w.base.join("home");
+    let user = home.join(".dsh/skills");
+    std::fs::create_dir_all(&user).unwrap();
+    std::fs::create_dir_all(home.join("work/notes")).unwrap();
+    let config = FsConfig { user_skills: Some(user.clone()), ..FsConfig::default() };
+    let mut fs = FsCap::new(config, FsFaults::default());
+    fs.note_session("s1", home.join("work/notes").to_str().unwrap());
+    let root = RootRef::ProjectSkills("s1".into());
+    assert!(!fs.has_root(&root), "the user library is not a project");
+    assert_eq!(fs.write(&root, "a/SKILL.md", b"x", Mode::CreateNew), Err(FsErr::NotPermitted));
+    assert!(!user.join("a").exists());
+    // A repository under the home is a project as before.
+    std::fs::create_dir_all(home.join("work/repo/.git")).unwrap();
+    fs.note_session("s2", home.join("work/repo").to_str().unwrap());
+    assert!(fs.has_root(&RootRef::ProjectSkills("s2".into())));
+}

@@ -5,11 +5,13 @@ use crate::caps::fs::{FsConfig, ProjectRoots};
 use std::path::{Path, PathBuf};
 
 /// `$SELF_EVOLVE_HOME`, else `~/.dsh` (the layout of seed 002's on-disk contract).
+/// An empty variable counts as unset, and the home is always absolute: a relative one would make
+/// whatever folder a command runs in (a cloned repository) the home, its `host.json` included.
 pub fn default_home() -> PathBuf {
-    if let Some(home) = std::env::var_os("SELF_EVOLVE_HOME") {
-        return PathBuf::from(home);
-    }
-    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".dsh")).unwrap_or_else(|| PathBuf::from(".dsh"))
+    let set = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let home =
+        set("SELF_EVOLVE_HOME").unwrap_or_else(|| set("HOME").unwrap_or_else(|| PathBuf::from("/")).join(".dsh"));
+    std::path::absolute(&home).unwrap_or(home)
 }
 
 pub fn user_skills(home: &Path) -> PathBuf {

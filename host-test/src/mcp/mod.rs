@@ -66,9 +66,16 @@ pub fn run(options: Options) -> Result<()> {
         None => std::env::current_dir().context("the working directory")?,
     };
     // Started inside a live reviewer (its variables are set) from the user's own MCP config, the
-    // server is the reviewer's too: its writes must not pass for the user's agent's.
-    let inside_reviewer =
-        options.session.is_none() && std::env::var("SELF_EVOLVE_ACTIVATION").is_ok_and(|a| !a.is_empty());
+    // server is the reviewer's too, whatever `--session` says (as `self-evolve tool` does): its
+    // writes must not pass for the user's agent's, nor escape the review's audit record.
+    let inside_reviewer = std::env::var("SELF_EVOLVE_ACTIVATION").is_ok_and(|a| !a.is_empty());
+    if inside_reviewer && let Some(session) = &options.session {
+        eprintln!(
+            "self-evolve: inside a reviewer (SELF_EVOLVE_ACTIVATION), so this server calls as that reviewer, not as \
+             session `{}`",
+            crate::text::visible(session)
+        );
+    }
     let reviewer = match options.as_reviewer || inside_reviewer {
         false => None,
         true => {

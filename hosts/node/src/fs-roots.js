@@ -86,6 +86,14 @@ export class Roots {
       this.warnOnce(`project skills folder ${configured} resolves to ${real}, outside the project ${projectReal}; running without a project root`);
       return null;
     }
+    // The user library is never also a project's (as in the Rust and Python hosts).
+    const user = this.fixed.get('user-skills');
+    let userReal = null;
+    try { userReal = user ? realOfPrefix(path.resolve(user.configured)) : null; } catch { userReal = null; }
+    if (userReal && (inside(real, userReal) || inside(userReal, real))) {
+      this.warnOnce(`project skills folder ${configured} is the user skills folder (or holds it, or lies inside it); running without a project root`);
+      return null;
+    }
     return real;
   }
 

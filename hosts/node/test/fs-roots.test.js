@@ -66,6 +66,20 @@ test('a project skills folder linked outside its project is not mapped, with one
   assert.equal(warnings.length, 1);
 });
 
+test('the user library is never also a project', () => {
+  const base = tempDir('se-home-');
+  const user = path.join(base, 'home', '.dsh', 'skills');
+  mkdirSync(user, { recursive: true });
+  const warnings = [];
+  const cap = new FsCap({ userSkills: user, projects: { same: user, around: path.dirname(user), inside: path.join(user, 'x') }, onWarn: (w) => warnings.push(w) });
+  for (const session of ['same', 'around', 'inside']) {
+    assert.equal(cap.hasRoot(project(session)), false, session);
+    assert.throws(() => cap.write(project(session), 'a.md', text('x'), 'create-new'), { tag: 'not-permitted' });
+  }
+  assert.deepEqual(tree(path.join(base, 'home')), ['.dsh', path.join('.dsh', 'skills')]);
+  assert.ok(warnings.some((w) => w.includes('is the user skills folder')), String(warnings));
+});
+
 test('project maps are keyed by any session id, `__proto__` and `constructor` included', () => {
   const base = tempDir('se-keys-');
   mkdirSync(path.join(base, 'p', '.git'), { recursive: true });

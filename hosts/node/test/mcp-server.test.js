@@ -258,11 +258,12 @@ test('two MCP servers on one home: every write reported written is on disk, each
 // A live reviewer's server (`mcp --as-reviewer`, started by the `command` reviewer provider's
 // agent CLI): the session and identity come from SELF_EVOLVE_* variables, and its writes are the
 // reviewer's in the parent session, as the version history records them.
-test('mcp --as-reviewer writes as the reviewer of the parent session', async () => {
+// `--session` given inside a reviewer's environment changes nothing: still the reviewer's writes.
+for (const how of [['--as-reviewer'], ['--session', 'cc-other']]) test(`mcp ${how.join(' ')} inside a reviewer writes as the reviewer of the parent session`, async () => {
   const { home: homeDir, project } = home();
   const transport = new StdioClientTransport({
     command: CLI,
-    args: ['--wasm', WASM, 'mcp', '--as-reviewer', '--home', homeDir, '--project', project],
+    args: ['--wasm', WASM, 'mcp', ...how, '--home', homeDir, '--project', project],
     env: { ...process.env, SELF_EVOLVE_SESSION: 'cc-parent', SELF_EVOLVE_ACTIVATION: 'rv-1-2-3' },
     stderr: 'pipe',
   });

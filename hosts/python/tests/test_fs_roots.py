@@ -104,6 +104,21 @@ def test_the_default_project_serves_every_session_without_its_own(tmp_path):
     cap.close()
 
 
+def test_the_user_library_is_never_also_a_project(tmp_path):
+    home = tmp_path / "home"
+    user = home / ".dsh" / "skills"
+    user.mkdir(parents=True)
+    warnings = []
+    cap = FsCap(user_skills=user, projects={"same": user, "around": home / ".dsh", "inside": user / "x"},
+                on_warn=warnings.append)
+    for session in ("same", "around", "inside"):
+        assert not cap.has_root(project_skills(session)), session
+        refused("not-permitted", cap.write, project_skills(session), "a.md", b"x", "create-new")
+    assert not (user / "a.md").exists() and not (home / ".dsh" / "a.md").exists()
+    assert any("is the user skills folder" in w for w in warnings), warnings
+    cap.close()
+
+
 def test_project_maps_are_keyed_by_any_session_id_proto_and_constructor_included(tmp_path):
     (tmp_path / "p" / ".git").mkdir(parents=True)
     cap = FsCap(projects={"__proto__": str(tmp_path / "p" / "skills")})

@@ -135,6 +135,9 @@ pub struct FsCap {
     projects: HashMap<String, Option<PathBuf>>,
     /// Root folders opened once, by real path.
     dirs: HashMap<PathBuf, OwnedFd>,
+    /// Per resolved project skills folder, its project's real folder: the skills folder is
+    /// opened from there, one component at a time.
+    project_bases: HashMap<PathBuf, PathBuf>,
     faults: FsFaults,
     writes: u64,
     renames: u64,
@@ -154,6 +157,7 @@ impl FsCap {
             cwd_by_session: HashMap::new(),
             projects: HashMap::new(),
             dirs: HashMap::new(),
+            project_bases: HashMap::new(),
             faults,
             writes: 0,
             renames: 0,
@@ -202,7 +206,13 @@ impl FsCap {
             .then(|| self.cwd_by_session.get(session).map(Path::new))
             .flatten()
             .filter(|cwd| cwd.is_absolute())
-            .and_then(|cwd| cwd.ancestors().find(|dir| projects.markers.iter().any(|m| dir.join(m).exists())))
+            .and_then(|cwd| {
+                // The home's own `.dsh` marks no project: its skills folder is the user library.
+                cwd.ancestors().find(|dir| {
+                    projects.markers.iter().any(|m| dir.join(m).exists())
+                        && !self.is_user_library(&dir.join(&projects.skills_subdir))
+                })
+            })
         {
             (project.join(&projects.skills_subdir), project.to_path_buf())
         } else {
@@ -211,12 +221,31 @@ impl FsCap {
             (path, project)
         };
         match roots::resolve_project(&skills, &project) {
-            Ok(real) => Some(real),
+            Ok(real) if self.is_user_library(&real) => {
+                self.warnings.push(format!(
+                    "project skills folder {} is the user skills folder (or holds it, or lies inside it); running \
+                     without a project root",
+                    skills.display()
+                ));
+                None
+            }
+            Ok(real) => {
+                self.project_bases.insert(real.clone(), roots::real_path(&project));
+                Some(real)
+            }
             Err(warning) => {
                 self.warnings.push(warning);
                 None
             }
         }
+    }
+
+    /// Whether `folder` is the user skills folder, inside it or around it: a project root there
+    /// would make the user's library a project's (and a team library's notes project-only).
+    fn is_user_library(&self, folder: &Path) -> bool {
+        let Some(user) = &self.config.user_skills else { return false };
+        let real = roots::real_path(folder);
+        real.starts_with(user) || user.starts_with(&real)
     }
 
     pub fn has_root(&mut self, root: &RootRef) -> bool {
@@ -232,11 +261,25 @@ impl FsCap {
     fn dir(&mut self, root: &RootRef, create: bool) -> Result<&OwnedFd, FsErr> {
         let path = self.root_path(root).ok_or(FsErr::NotPermitted)?;
         if !self.dirs.contains_key(&path) {
-            if create {
-                std::fs::create_dir_all(&path).map_err(io_err)?;
-            }
             let flags = rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC;
-            let fd = rustix::fs::open(&path, flags, rustix::fs::Mode::empty()).map_err(open::errno)?;
+            let fd = match self.project_bases.get(&path) {
+                // From the project's real folder down, one component at a time and never through a
+                // link: a `.dsh` planted as a link after the root was resolved (a checkout, a
+                // hostile repository) is refused, not followed out of the project.
+                Some(project) => {
+                    let base =
+                        rustix::fs::open(project, flags | rustix::fs::OFlags::NOFOLLOW, rustix::fs::Mode::empty())
+                            .map_err(open::errno)?;
+                    let below = path.strip_prefix(project).ok().and_then(Path::to_str).ok_or(FsErr::NotPermitted)?;
+                    open::open_dir(&base, below, create)?
+                }
+                None => {
+                    if create {
+                        std::fs::create_dir_all(&path).map_err(io_err)?;
+                    }
+                    rustix::fs::open(&path, flags, rustix::fs::Mode::empty()).map_err(open::errno)?
+                }
+            };
             self.dirs.insert(path.clone(), fd);
         }
         self.dirs.get(&path).ok_or(FsErr::NotPermitted)

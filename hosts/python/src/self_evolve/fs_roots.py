@@ -153,6 +153,16 @@ class Roots:
             self._warn_once(f"project skills folder {configured} resolves to {real}, outside the project "
                             f"{project_real}; running without a project root")
             return None
+        # The user library is never also a project's (as in the Rust and Node hosts).
+        user = self._fixed.get("user-skills")
+        try:
+            user_real = real_of_prefix(os.path.abspath(user.configured)) if user else None
+        except OSError:
+            user_real = None
+        if user_real and (inside(real, user_real) or inside(user_real, real)):
+            self._warn_once(f"project skills folder {configured} is the user skills folder (or holds it, or lies "
+                            f"inside it); running without a project root")
+            return None
         return real
 
     def _warn_once(self, message: str) -> None:
