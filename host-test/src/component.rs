@@ -1,6 +1,7 @@
 //! Which component the CLI runs: `--wasm PATH` (or `SELF_EVOLVE_WASM`) when given, else the one
-//! embedded at build time (`build.rs` copies `dist/self-evolve.wasm`), else
-//! `dist/self-evolve.wasm` in the current folder (a checkout whose host was built first).
+//! embedded at build time (`build.rs` copies `dist/self-evolve.wasm`), else the
+//! `dist/self-evolve.wasm` of the checkout this binary was built in (by its absolute path: never
+//! one in the current folder, which a cloned repository could supply, policy and all).
 
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
@@ -8,7 +9,7 @@ use std::path::{Path, PathBuf};
 /// The component embedded at build time; empty when the host was built without one.
 pub static EMBEDDED: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/embedded.wasm"));
 
-const CHECKOUT_PATH: &str = "dist/self-evolve.wasm";
+const CHECKOUT_PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../dist/self-evolve.wasm");
 
 #[derive(Debug, Clone)]
 pub enum Source {
@@ -46,9 +47,23 @@ fn read(path: &Path) -> Result<Vec<u8>> {
     match std::fs::read(path) {
         Ok(bytes) => Ok(bytes),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound && path == Path::new(CHECKOUT_PATH) => bail!(
-            "no component: this self-evolve was built without one embedded and there is no {CHECKOUT_PATH} here; \
+            "no component: this self-evolve was built without one embedded and its checkout has no {CHECKOUT_PATH}; \
              run ./build.sh in the repository and install again, or pass --wasm PATH"
         ),
         Err(err) => Err(err).with_context(|| format!("reading {} (run ./build.sh to produce it)", path.display())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn without_wasm_the_component_never_comes_from_the_current_folder() {
+        match Source::choose(None) {
+            Source::Embedded => assert!(!EMBEDDED.is_empty()),
+            Source::File(path) => assert!(path.is_absolute(), "{}", path.display()),
+        }
+        assert!(Path::new(CHECKOUT_PATH).is_absolute());
     }
 }

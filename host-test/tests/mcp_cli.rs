@@ -27,9 +27,13 @@ fn the_binary_runs_from_any_folder_with_the_component_it_embeds() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     if self_evolve_host::component::EMBEDDED.is_empty() {
-        // Built before the component: it says what to do instead of failing obscurely.
-        assert!(!out.status.success());
-        assert!(stderr.contains("no component") && stderr.contains("./build.sh"), "{stderr}");
+        // Built before the component: its own checkout's, by absolute path, never one in the
+        // folder it runs in (a cloned repository could supply its own policy).
+        std::fs::create_dir_all(elsewhere.path().join("dist")).unwrap();
+        std::fs::write(elsewhere.path().join("dist/self-evolve.wasm"), b"planted").unwrap();
+        let out = cli().arg("inspect").current_dir(elsewhere.path()).output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success() && stdout.contains(&wasm().display().to_string()), "{stdout}");
     } else {
         assert!(out.status.success(), "{stderr}");
         assert!(stdout.contains("component  embedded in this binary"), "{stdout}");
