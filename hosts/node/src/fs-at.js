@@ -16,12 +16,14 @@ export function toFsError(e) {
   switch (e && e.code) {
     case 'ENOENT': return err('not-found');
     case 'EEXIST': return err('already-exists');
-    case 'EACCES': case 'EPERM': return err('not-permitted');
+    // As the Rust host's `errno` (host-test/src/caps/fs/open.rs), errno for errno.
+    case 'EACCES': case 'EPERM': case 'EROFS': return err('not-permitted');
     case 'ENOSPC': case 'EDQUOT': return err('no-space');
     // ENXIO: a FIFO with no reader or a socket opened for writing.
     case 'ENOTDIR': case 'EISDIR': case 'ENXIO': return err('wrong-kind');
     case 'ENOTEMPTY': return err('io', 'folder not empty');
     case 'ELOOP': return err('symlink');
+    case 'ENAMETOOLONG': return err('invalid-path');
     default: return err('io', String(e && e.message ? e.message : e));
   }
 }

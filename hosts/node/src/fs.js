@@ -7,8 +7,11 @@ import * as fs from 'node:fs';
 import { Dirs, err, toFsError } from './fs-at.js';
 import { Roots } from './fs-roots.js';
 
-const { O_RDONLY, O_WRONLY, O_NOFOLLOW, O_NONBLOCK, O_CREAT, O_EXCL, O_APPEND } = fs.constants;
+const { O_RDONLY, O_WRONLY, O_NOFOLLOW, O_NONBLOCK, O_NOCTTY, O_CREAT, O_EXCL, O_APPEND } = fs.constants;
 const PROC_FD = '/proc/self/fd';
+// Added to every open of a file. O_NOCTTY: a terminal device is never made the process's
+// controlling terminal (as the Rust and Python hosts).
+const OPEN_FLAGS = O_NOFOLLOW | O_NONBLOCK | (O_NOCTTY ?? 0);
 export const DEFAULT_MAX_READ_BYTES = 16 * 1024 * 1024;
 
 // Exactly the Rust host's `validate`: components of at most 255 bytes, the whole path at most
@@ -28,6 +31,10 @@ function kindOf(st) {
   if (st.isDirectory()) return 'dir';
   return 'file'; // the WIT enum has no other kinds; opening one as a file fails with wrong-kind
 }
+
+// The WIT `modified-ms` is a u64: a time before 1970 is 0, as in the Rust and Python hosts
+// (a negative BigInt would reach the guest as a huge u64).
+const modifiedMs = (st) => (st.mtimeMs < 0n ? 0n : st.mtimeMs);
 
 const label = (root) => (root.tag === 'project-skills' ? `project-skills(${root.val})` : root.tag);
 
@@ -108,7 +115,7 @@ export class FsCap {
   openFile(root, p, dir, name, flags, refuseLinked) {
     let fd;
     try {
-      fd = this.dirs.open(dir, name, flags | O_NOFOLLOW | O_NONBLOCK, 0o666);
+      fd = this.dirs.open(dir, name, flags | OPEN_FLAGS, 0o666);
     } catch (e) {
       // O_EXCL reports an existing symlink as EEXIST; answer `symlink` as the other modes do.
       if (e.code === 'EEXIST' && this.dirs.isSymlink(dir, name)) throw err('symlink');
@@ -186,11 +193,15 @@ export class FsCap {
     validate(to);
     this.renames += 1;
     if (this.faults.failRenameAt === this.renames) throw err('io', 'injected fault');
-    this.inParent(root, from, false, (fromDir, fromName) => this.inParent(root, to, true, (toDir, toName) => {
-      // rename(2) moves links, never what they point at; refused for the same answers as the Rust host.
-      if (this.dirs.isSymlink(fromDir, fromName) || this.dirs.isSymlink(toDir, toName)) throw err('symlink');
-      fs.renameSync(this.dirs.at(fromDir, fromName), this.dirs.at(toDir, toName));
-    }));
+    this.inParent(root, from, false, (fromDir, fromName) => {
+      // rename(2) moves links, never what they point at; refused for the same answers as the
+      // Rust host. The source is looked at first, so a missing one creates no folder for `to`.
+      if (fs.lstatSync(this.dirs.at(fromDir, fromName)).isSymbolicLink()) throw err('symlink');
+      this.inParent(root, to, true, (toDir, toName) => {
+        if (this.dirs.isSymlink(toDir, toName)) throw err('symlink');
+        fs.renameSync(this.dirs.at(fromDir, fromName), this.dirs.at(toDir, toName));
+      });
+    });
   }
 
   removeFile(root, p) {
@@ -245,10 +256,10 @@ export class FsCap {
   stat(root, p) {
     if (p === '') {
       const st = this.guard(() => fs.fstatSync(this.rootFd(root, false), { bigint: true }));
-      return { kind: 'dir', size: 0n, modifiedMs: st.mtimeMs };
+      return { kind: 'dir', size: 0n, modifiedMs: modifiedMs(st) };
     }
     const st = this.inParent(root, p, false, (dir, name) => fs.lstatSync(this.dirs.at(dir, name), { bigint: true }));
-    return { kind: kindOf(st), size: st.size, modifiedMs: st.mtimeMs };
+    return { kind: kindOf(st), size: st.size, modifiedMs: modifiedMs(st) };
   }
 
   statMany(root, paths) {

@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import { FsCap } from './fs.js';
 import { importTable } from './imports.js';
 import { HttpCap } from './http.js';
+import { capMemory, PAGE_BYTES } from './memory-cap.js';
 import { ScriptedProvider } from './subagent.js';
 import { toolLine } from './lines.js';
 import { u64 } from './time.js';
@@ -26,12 +27,20 @@ export class SystemClock {
 
 const LEVELS = ['debug', 'info', 'warn', 'error'];
 
+/** Per instance: linear memory at most this many bytes (the Rust host's `Limits::default()`). */
+export const DEFAULT_MEMORY_BYTES = 64 * 1024 * 1024;
+
 /**
  * @param {{fs?: object, endpoints?: object, clock?: {now(): number | bigint}, provider?: ScriptedProvider,
- *          logLevel?: string, onLog?: (level: string, message: string) => void, gen?: string}} options
+ *          logLevel?: string, onLog?: (level: string, message: string) => void, gen?: string,
+ *          limits?: {memoryBytes?: number}}} options
  */
 export async function loadPlugin(options = {}) {
   const gen = options.gen || GEN;
+  const memoryBytes = options.limits?.memoryBytes ?? DEFAULT_MEMORY_BYTES;
+  if (!Number.isSafeInteger(memoryBytes) || memoryBytes < PAGE_BYTES) {
+    throw new RangeError(`limits.memoryBytes must be a whole number of bytes, at least ${PAGE_BYTES}: ${memoryBytes}`);
+  }
   const { instantiate } = await import(path.join(gen, 'self-evolve.js'));
   const clock = options.clock || new SystemClock();
   const minLevel = LEVELS.indexOf(options.logLevel || 'warn');
@@ -48,10 +57,13 @@ export async function loadPlugin(options = {}) {
   const http = new HttpCap(options.endpoints || {});
   const provider = options.provider || new ScriptedProvider(clock);
   const imports = importTable({ fs: fsCap, http, provider, clock, log });
-  // Compiled once: replacing a trapped instance only instantiates again.
+  // Compiled once: replacing a trapped instance only instantiates again. Each memory gets a
+  // maximum of memoryBytes (memory-cap.js): a grow past it fails, the guest traps, and the
+  // instance is replaced (`call`).
   const modules = new Map();
+  const maxPages = Math.floor(memoryBytes / PAGE_BYTES);
   const getCoreModule = (file) => {
-    if (!modules.has(file)) modules.set(file, new WebAssembly.Module(readFileSync(path.join(gen, file))));
+    if (!modules.has(file)) modules.set(file, new WebAssembly.Module(capMemory(readFileSync(path.join(gen, file)), maxPages)));
     return modules.get(file);
   };
   return new Plugin(() => instantiate(getCoreModule, imports), { fs: fsCap, http, provider, clock, logs });

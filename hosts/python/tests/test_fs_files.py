@@ -2,6 +2,7 @@
 and oversized files, each decided on the open handle. Refusals change nothing."""
 from __future__ import annotations
 
+import errno
 import json
 import os
 import stat
@@ -14,7 +15,7 @@ import pytest
 from conftest import snapshot, refused
 
 import self_evolve
-from self_evolve.fs import FsCap, read_bounded
+from self_evolve.fs import FsCap, read_bounded, to_fs_error
 from self_evolve.types import STATE, USER_SKILLS, FsError, project_skills
 
 U, S, P = USER_SKILLS, STATE, project_skills("s1")
@@ -168,3 +169,31 @@ def test_a_file_that_grows_while_read_is_cut_one_byte_past_the_bound():
         os.close(r)
         if w != -1:
             os.close(w)
+
+
+@pytest.mark.parametrize(
+    "code, tag, val",
+    [
+        # As the Rust host's `errno` (host-test/src/caps/fs/open.rs), errno for errno.
+        (errno.EROFS, "not-permitted", None),
+        (errno.ENAMETOOLONG, "invalid-path", None),
+        (errno.EACCES, "not-permitted", None),
+        (errno.EPERM, "not-permitted", None),
+        (errno.ENOENT, "not-found", None),
+        (errno.EEXIST, "already-exists", None),
+        (errno.ENOSPC, "no-space", None),
+        (errno.EDQUOT, "no-space", None),
+        (errno.ENOTDIR, "wrong-kind", None),
+        (errno.EISDIR, "wrong-kind", None),
+        (errno.ENXIO, "wrong-kind", None),
+        (errno.ELOOP, "symlink", None),
+        (errno.ENOTEMPTY, "io", "folder not empty"),
+    ],
+)
+def test_errno_maps_to_the_fs_error_the_rust_host_gives(code, tag, val):
+    e = to_fs_error(OSError(code, os.strerror(code)))
+    assert (e.tag, e.message) == (tag, val)
+
+
+def test_an_unmapped_errno_is_io():
+    assert to_fs_error(OSError(errno.EIO, "I/O error")).tag == "io"

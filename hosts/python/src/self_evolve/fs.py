@@ -36,11 +36,13 @@ _HAS_OPENAT = bool(_O_DIRECTORY and _O_NOFOLLOW) and {
     os.open, os.stat, os.mkdir, os.rename, os.unlink, os.rmdir
 } <= os.supports_dir_fd and os.scandir in os.supports_fd
 
+# As the Rust host's `errno` (host-test/src/caps/fs/open.rs), errno for errno.
 _ERRNO_TAGS = {
     errno.ENOENT: "not-found",
     errno.EEXIST: "already-exists",
     errno.EACCES: "not-permitted",
     errno.EPERM: "not-permitted",
+    errno.EROFS: "not-permitted",
     errno.ENOSPC: "no-space",
     getattr(errno, "EDQUOT", errno.ENOSPC): "no-space",
     # ENXIO: a FIFO with no reader or a socket opened for writing.
@@ -48,6 +50,7 @@ _ERRNO_TAGS = {
     errno.EISDIR: "wrong-kind",
     errno.ENXIO: "wrong-kind",
     errno.ELOOP: "symlink",
+    errno.ENAMETOOLONG: "invalid-path",
 }
 # Control characters as Rust's `char::is_control` (C0, DEL and C1): the Rust host's rule.
 _FORBIDDEN = re.compile(r"[\\\x00-\x1f\x7f-\x9f]")
