@@ -58,6 +58,17 @@ pub fn fs_config(home: &std::path::Path, project: Option<&std::path::Path>, sess
     }
 }
 
+/// The longest request line read: above the plugin's 24 MiB argument bound even when every byte
+/// of the arguments is escaped in JSON, so an oversized call is answered `too-large` by the plugin
+/// (rmcp's default, 16 MiB, dropped such a line without any answer).
+const MAX_REQUEST_LINE: usize = 64 << 20;
+
+fn stdio_transport()
+-> rmcp::transport::async_rw::AsyncRwTransport<rmcp::RoleServer, tokio::io::Stdin, tokio::io::Stdout> {
+    let (stdin, stdout) = rmcp::transport::stdio();
+    rmcp::transport::async_rw::AsyncRwTransport::new_server(stdin, stdout).with_max_line_length(MAX_REQUEST_LINE)
+}
+
 /// Serves until the client closes stdin.
 pub fn run(options: Options) -> Result<()> {
     let started = crate::Clock::now_ms(&crate::SystemClock);
@@ -169,8 +180,7 @@ pub fn run(options: Options) -> Result<()> {
                 }
             });
         }
-        let service =
-            server.serve(rmcp::transport::stdio()).await.map_err(|e| anyhow!("MCP initialisation failed: {e}"))?;
+        let service = server.serve(stdio_transport()).await.map_err(|e| anyhow!("MCP initialisation failed: {e}"))?;
         service.waiting().await.map_err(|e| anyhow!("the MCP session ended with an error: {e}"))?;
         Ok(())
     })

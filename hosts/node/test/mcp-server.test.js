@@ -255,6 +255,23 @@ test('two MCP servers on one home: every write reported written is on disk, each
   }
 });
 
+// A call past the plugin's 24 MiB argument bound, but under the server's line bound: answered
+// `too-large` (a line rmcp dropped at its default 16 MiB got no answer at all), and the next call works.
+test('a 25 MiB tools/call is answered too-large and the server goes on', async () => {
+  const { home: homeDir, project } = home();
+  const transport = new StdioClientTransport({ command: CLI, args: ['--wasm', WASM, 'mcp', '--home', homeDir, '--project', project], stderr: 'pipe' });
+  const client = new Client({ name: 'self-evolve-large-test', version: '1.0.0' });
+  await client.connect(transport);
+  try {
+    const huge = await call(client, { action: 'create', name: 'huge', description: 'Too big. Use never.', body: 'x'.repeat(25 << 20) });
+    assert.match(huge.content[0].text, /too-large/);
+    const listed = answer(await call(client, { action: 'list' }));
+    assert.ok(JSON.stringify(listed).includes('pdf-forms'), JSON.stringify(listed));
+  } finally {
+    await client.close();
+  }
+});
+
 // A live reviewer's server (`mcp --as-reviewer`, started by the `command` reviewer provider's
 // agent CLI): the session and identity come from SELF_EVOLVE_* variables, and its writes are the
 // reviewer's in the parent session, as the version history records them.

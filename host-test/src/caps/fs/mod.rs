@@ -497,6 +497,10 @@ pub fn validate(path: &str) -> Result<(), FsErr> {
 }
 
 fn io_err(err: std::io::Error) -> FsErr {
+    // An OS error is typed as every other fs call types it (EROFS is `not-permitted`, and so on).
+    if let Some(code) = err.raw_os_error() {
+        return open::errno(rustix::io::Errno::from_raw_os_error(code));
+    }
     match err.kind() {
         std::io::ErrorKind::NotFound => FsErr::NotFound,
         std::io::ErrorKind::AlreadyExists => FsErr::AlreadyExists,
@@ -505,5 +509,19 @@ fn io_err(err: std::io::Error) -> FsErr {
         std::io::ErrorKind::NotADirectory | std::io::ErrorKind::IsADirectory => FsErr::WrongKind,
         std::io::ErrorKind::DirectoryNotEmpty => FsErr::Io("folder not empty".into()),
         _ => FsErr::Io(err.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_os_error_is_typed_as_the_handle_calls_type_it() {
+        let code = |e: rustix::io::Errno| io_err(std::io::Error::from_raw_os_error(e.raw_os_error()));
+        assert_eq!(code(rustix::io::Errno::ROFS), FsErr::NotPermitted);
+        assert_eq!(code(rustix::io::Errno::NAMETOOLONG), FsErr::InvalidPath);
+        assert_eq!(code(rustix::io::Errno::NOENT), FsErr::NotFound);
+        assert!(matches!(io_err(std::io::Error::other("x")), FsErr::Io(_)));
     }
 }
