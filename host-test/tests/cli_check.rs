@@ -241,3 +241,20 @@ fn a_long_check_reports_progress_on_stderr_and_findings_on_stdout() {
     let (_, _, quiet) = check_stderr(&[dir.path()]);
     assert!(!quiet.contains("check: "), "{quiet}");
 }
+
+/// A package of many bounded files (sparse 4 MiB files: nothing much on disk) stops being read
+/// at the package bound, with an error naming it, instead of holding them all in memory.
+#[test]
+fn a_package_past_its_bound_is_a_finding_and_the_rest_is_not_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("lib");
+    write_skill(&root, "bulky", "---\nname: bulky\ndescription: Bulky. Use when testing bounds.\n---\nBody.\n");
+    std::fs::create_dir_all(root.join("bulky/references")).unwrap();
+    for i in 0..20 {
+        let file = std::fs::File::create(root.join(format!("bulky/references/{i:02}.md"))).unwrap();
+        file.set_len(4 << 20).unwrap();
+    }
+    let (code, out) = check(&[&root], true);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("package-too-large") && out.contains("bulky"), "{out}");
+}

@@ -53,6 +53,11 @@ pub struct Skipped {
     pub why: String,
 }
 
+/// The bytes one page reads and hashes, past its first served skill: a page of large skills
+/// ends early (`next_offset` says where), instead of running past the call's deadline and
+/// taking the whole catalog down with it (12 skills of 15 MiB did).
+pub const PAGE_BYTES: u64 = 32 << 20;
+
 /// One page of the served skills, in the listing's order (by name).
 pub fn page(
     host: &impl Host,
@@ -61,21 +66,40 @@ pub fn page(
     offset: usize,
     limit: usize,
 ) -> (Page, Vec<Skipped>) {
+    page_within(host, session, cache, offset, limit, PAGE_BYTES)
+}
+
+fn page_within(
+    host: &impl Host,
+    session: &str,
+    cache: &mut ListCache,
+    offset: usize,
+    limit: usize,
+    budget: u64,
+) -> (Page, Vec<Skipped>) {
     let store = Store::new(host, session);
     let (listed, total, _) = store.list_page(cache, offset, limit.clamp(1, PAGE_MAX));
-    let shown = offset.saturating_add(listed.len());
-    let mut skipped = Vec::new();
-    let skills = listed
-        .iter()
-        .filter_map(|entry| match serve(&store, &entry.location) {
-            Ok(skill) => Some(skill),
-            Err(why) => {
-                skipped.push(Skipped { name: entry.location.name.clone(), why });
-                None
+    let mut next_offset = (offset.saturating_add(listed.len()) < total).then_some(offset.saturating_add(listed.len()));
+    let (mut skills, mut skipped, mut spent) = (Vec::new(), Vec::new(), 0u64);
+    for (i, entry) in listed.iter().enumerate() {
+        let served = servable(&store, &entry.location).and_then(|servable| {
+            let size = servable.bytes();
+            if !skills.is_empty() && spent.saturating_add(size) > budget {
+                return Ok(None);
             }
-        })
-        .collect();
-    (Page { skills, next_offset: (shown < total).then_some(shown) }, skipped)
+            spent = spent.saturating_add(size);
+            serve_servable(&store, &entry.location, servable).map(Some)
+        });
+        match served {
+            Ok(Some(skill)) => skills.push(skill),
+            Ok(None) => {
+                next_offset = Some(offset.saturating_add(i));
+                break;
+            }
+            Err(why) => skipped.push(Skipped { name: entry.location.name.clone(), why }),
+        }
+    }
+    (Page { skills, next_offset }, skipped)
 }
 
 /// The served skill of this name (the winner after shadowing), or why there is none.
@@ -153,6 +177,13 @@ struct Servable {
     files: Vec<(String, u64)>,
 }
 
+impl Servable {
+    /// What serving it reads: its SKILL.md and its files as last stat'ed.
+    fn bytes(&self) -> u64 {
+        self.files.iter().fold(self.bytes.len() as u64, |sum, (_, size)| sum.saturating_add(*size))
+    }
+}
+
 fn servable(store: &Store<impl Host>, location: &Location) -> Result<Servable, String> {
     let name = &location.name;
     let bytes = store.read(&location.root, &location.path()).map_err(|e| e.message)?;
@@ -189,7 +220,11 @@ fn servable(store: &Store<impl Host>, location: &Location) -> Result<Servable, S
 
 /// The served entry: every file read and hashed (its size is the bytes read, not the stat's).
 fn serve(store: &Store<impl Host>, location: &Location) -> Result<ServedSkill, String> {
-    let Servable { bytes, skill, files: supporting } = servable(store, location)?;
+    serve_servable(store, location, servable(store, location)?)
+}
+
+fn serve_servable(store: &Store<impl Host>, location: &Location, servable: Servable) -> Result<ServedSkill, String> {
+    let Servable { bytes, skill, files: supporting } = servable;
     let name = &location.name;
     let mut files = vec![ServedFile { path: "SKILL.md".into(), size: bytes.len() as u64, sha256: sha256_hex(&bytes) }];
     let mut total = bytes.len() as u64;

@@ -198,3 +198,30 @@ fn a_skill_over_the_seps_limits_is_not_served_nor_read() {
     assert_eq!(plugin.catalog_get(&ctx(), "heavy").unwrap().files.len(), 3);
     assert_eq!(plugin.catalog_read(&ctx(), "heavy", "assets/b.txt").unwrap().len(), fits.len());
 }
+
+#[test]
+fn a_page_of_large_skills_ends_early_and_says_where_to_go_on() {
+    let host = FakeHost::new(1_767_225_600_000);
+    for name in ["aa", "bb", "cc", "dd"] {
+        put(&host, &Root::UserSkills, &format!("{name}/SKILL.md"), &skill(name, "Large."));
+        put(&host, &Root::UserSkills, &format!("{name}/references/big.md"), &"x".repeat(400));
+    }
+    let mut cache = ListCache::default();
+    // Room for two skills' bytes per page: each page serves what fits (at least one), in order.
+    let budget = 2 * 460;
+    let mut seen = Vec::new();
+    let mut offset = Some(0);
+    let mut pages = 0;
+    while let Some(at) = offset {
+        let (page, skipped) = page_within(&host, "s1", &mut cache, at, 100, budget);
+        assert!(skipped.is_empty() && !page.skills.is_empty(), "a page serves at least one skill");
+        seen.extend(page.skills.iter().map(|s| s.name.clone()));
+        offset = page.next_offset;
+        pages += 1;
+    }
+    assert_eq!(seen, ["aa", "bb", "cc", "dd"], "every skill once");
+    assert_eq!(pages, 2);
+    // Any budget: one skill per page when a single skill is over it.
+    let (page, _) = page_within(&host, "s1", &mut cache, 0, 100, 1);
+    assert_eq!((page.skills.len(), page.next_offset), (1, Some(1)));
+}

@@ -14,6 +14,9 @@ use std::path::{Path, PathBuf};
 
 /// Files larger than this are not parsed; they are a finding, and scanned for credentials in chunks.
 pub const MAX_FILE_BYTES: u64 = 4 << 20;
+/// A package's files read at most (the catalog serves skills of at most 16 MiB and 512 files).
+const PACKAGE_MAX_BYTES: u64 = 64 << 20;
+const PACKAGE_MAX_FILES: usize = 1024;
 /// The most skill bytes one call into the component carries (its memory limit is 64 MiB).
 const BATCH_BYTES: usize = 8 << 20;
 const BATCH_SKILLS: usize = 256;
@@ -165,16 +168,30 @@ fn package(dir: &Path, walk: &mut Walk) -> Result<Option<SkillInput>> {
         }
     };
     let mut resources = Vec::new();
+    let mut held = 0u64;
     let mut stack = vec![dir.to_path_buf()];
-    while let Some(current) = stack.pop() {
+    'walk: while let Some(current) = stack.pop() {
         for (path, ty) in entries(&current)? {
             if ty.is_symlink() {
                 walk.refused(&path, Refusal::Symlink);
             } else if ty.is_dir() {
                 stack.push(path);
             } else if path != skill_md {
+                // Each file is bounded; so is a package, or a folder of many bounded files (a zip
+                // of zeros unpacked) would hold the host's memory whole before the check begins.
+                if resources.len() >= PACKAGE_MAX_FILES || held > PACKAGE_MAX_BYTES {
+                    let message = format!(
+                        "holds more than {PACKAGE_MAX_FILES} files or {PACKAGE_MAX_BYTES} bytes; the rest was not read \
+                         (nor scanned): split it, or move what it does not need out"
+                    );
+                    walk.notes.push(note(dir, "package-too-large", Severity::Error, &message));
+                    break 'walk;
+                }
                 match read_regular(&path) {
-                    Ok(bytes) => resources.push(FileInput { path: shown(&path), bytes }),
+                    Ok(bytes) => {
+                        held += bytes.len() as u64;
+                        resources.push(FileInput { path: shown(&path), bytes });
+                    }
                     Err(refusal) => walk.refused(&path, refusal),
                 }
             }
