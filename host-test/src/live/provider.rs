@@ -144,16 +144,7 @@ mod tests {
         unrelated.arg("30");
         std::os::unix::process::CommandExt::process_group(&mut unrelated, 0);
         let mut unrelated = unrelated.spawn().unwrap();
-        let run = Run {
-            id: "rv-1-2-3".into(),
-            session: "s1".into(),
-            cwd: "/tmp".into(),
-            transcript: None,
-            prompt: "review".into(),
-            tools: Vec::new(),
-            timeout_ms: 1000,
-            started_ms: 5,
-        };
+        let run = runs::sample("rv-1-2-3");
         runs::create(home.path(), &run).unwrap();
         runs::set_pgid(home.path(), &run.id, unrelated.id()).unwrap();
         let mut provider = LiveProvider::new(home.path(), Reviewer::None, &Source::Embedded);

@@ -100,6 +100,21 @@ pub fn kill_group(pgid: u32) {
     }
 }
 
+/// A run for tests: session `s1` in `/tmp`, a one-second timeout.
+#[cfg(test)]
+pub fn sample(id: &str) -> Run {
+    Run {
+        id: id.into(),
+        session: "s1".into(),
+        cwd: "/tmp".into(),
+        transcript: None,
+        prompt: "review".into(),
+        tools: Vec::new(),
+        timeout_ms: 1000,
+        started_ms: 5,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -107,16 +122,7 @@ mod tests {
     #[test]
     fn a_run_is_written_once_and_ids_are_never_paths() {
         let home = tempfile::tempdir().unwrap();
-        let run = Run {
-            id: "rv-1-2-3".into(),
-            session: "s1".into(),
-            cwd: "/tmp".into(),
-            transcript: None,
-            prompt: "review".into(),
-            tools: vec!["skill_manage".into()],
-            timeout_ms: 1000,
-            started_ms: 5,
-        };
+        let run = Run { tools: vec!["skill_manage".into()], ..sample("rv-1-2-3") };
         create(home.path(), &run).unwrap();
         assert_eq!(load(home.path(), "rv-1-2-3").unwrap(), run);
         assert!(create(home.path(), &run).is_err(), "an id is used once");
