@@ -17,6 +17,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
 
 /// Skills per `skills/list` and `resources/list` page.
 pub const PAGE: u32 = 100;
@@ -42,28 +43,29 @@ impl Server {
         self
     }
 
-    async fn page(&self, cursor: Option<&str>) -> Result<CatalogPage, McpError> {
+    async fn page(&self, cursor: Option<&str>, ct: &CancellationToken) -> Result<CatalogPage, McpError> {
         let offset = match cursor {
             None => 0,
             Some(cursor) => parse_cursor(cursor)?,
         };
         let ctx = self.ctx.clone();
-        let answer = self.worker.call(move |p| p.catalog_skills(&ctx, offset, PAGE)).await.map_err(internal)?;
+        let answer =
+            self.worker.call_unless(ct, move |p| p.catalog_skills(&ctx, offset, PAGE)).await.map_err(internal)?;
         answer.map_err(|e| internal(anyhow::anyhow!("{e}")))?.map_err(|refusal| plugin_refusal(&refusal))
     }
 
-    async fn skill(&self, name: String) -> Result<Result<ServedSkill, String>, McpError> {
+    async fn skill(&self, name: String, ct: &CancellationToken) -> Result<Result<ServedSkill, String>, McpError> {
         let ctx = self.ctx.clone();
-        let answer = self.worker.call(move |p| p.catalog_get(&ctx, &name)).await.map_err(internal)?;
+        let answer = self.worker.call_unless(ct, move |p| p.catalog_get(&ctx, &name)).await.map_err(internal)?;
         answer.map_err(|e| internal(anyhow::anyhow!("{e}")))
     }
 
     /// Every served skill, page by page (for the well-known index).
-    async fn all(&self) -> Result<Vec<ServedSkill>, McpError> {
+    async fn all(&self, ct: &CancellationToken) -> Result<Vec<ServedSkill>, McpError> {
         let mut skills = Vec::new();
         let mut cursor = None;
         loop {
-            let page = self.page(cursor.as_deref()).await?;
+            let page = self.page(cursor.as_deref(), ct).await?;
             skills.extend(page.skills);
             match page.next_offset {
                 Some(next) => cursor = Some(next.to_string()),
@@ -200,12 +202,17 @@ impl ServerHandler for Server {
         }
         let args = Value::Object(request.arguments.unwrap_or_default()).to_string();
         let ctx = self.ctx.clone();
-        let answer = self.worker.call(move |p| p.tools_call(&ctx, "skill_manage", &args)).await.map_err(internal)?;
+        let answer = self
+            .worker
+            .call_unless(&context.ct, move |p| p.tools_call(&ctx, "skill_manage", &args))
+            .await
+            .map_err(internal)?;
         let result = match answer {
             Ok(Ok(text)) => {
                 if landed(&text) {
                     if let Some(after) = self.after_landing.clone() {
-                        let _ = self.worker.call(move |_| after()).await;
+                        // Off the plugin thread: git may take its time, and other requests go on.
+                        let _ = tokio::task::spawn_blocking(move || after()).await;
                     }
                     // Best effort: a client that went away does not undo the write.
                     let _ = context.peer.notify_resource_list_changed().await;
@@ -226,9 +233,9 @@ impl ServerHandler for Server {
     async fn list_skills(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListSkillsResult, McpError> {
-        let page = self.page(request.as_ref().and_then(|r| r.cursor.as_deref())).await?;
+        let page = self.page(request.as_ref().and_then(|r| r.cursor.as_deref()), &context.ct).await?;
         let mut result = ListSkillsResult::with_all_items(page.skills.iter().map(entry).collect());
         result.next_cursor = page.next_offset.map(|o| o.to_string());
         Ok(result)
@@ -237,14 +244,14 @@ impl ServerHandler for Server {
     async fn get_skill(
         &self,
         request: GetSkillRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetSkillResult, McpError> {
         let unknown = || McpError::invalid_params(format!("no skill is served at {}", request.uri), None);
         let Some((name, path)) = uris::parse(&request.uri) else { return Err(unknown()) };
         if path != uris::SKILL_MD {
             return Err(unknown());
         }
-        match self.skill(name).await? {
+        match self.skill(name, &context.ct).await? {
             Ok(skill) => Ok(GetSkillResult::new(entry(&skill))),
             Err(refusal) => {
                 let data: Value = serde_json::from_str(&refusal).unwrap_or_else(|_| json!({"message": refusal}));
@@ -256,9 +263,9 @@ impl ServerHandler for Server {
     async fn list_resources(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        let page = self.page(request.as_ref().and_then(|r| r.cursor.as_deref())).await?;
+        let page = self.page(request.as_ref().and_then(|r| r.cursor.as_deref()), &context.ct).await?;
         let mut resources: Vec<Resource> = Vec::new();
         if request.as_ref().and_then(|r| r.cursor.as_ref()).is_none() {
             resources.push(
@@ -276,11 +283,12 @@ impl ServerHandler for Server {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
         let uri = request.uri;
         if uri == uris::INDEX {
-            let text = serde_json::to_string_pretty(&index(&self.all().await?)).map_err(|e| internal(e.into()))?;
+            let text =
+                serde_json::to_string_pretty(&index(&self.all(&context.ct).await?)).map_err(|e| internal(e.into()))?;
             let contents = ResourceContents::text(text, &uri).with_mime_type("application/json");
             return Ok(ReadResourceResult::new(vec![contents]).into());
         }
@@ -289,7 +297,11 @@ impl ServerHandler for Server {
         };
         let ctx = self.ctx.clone();
         let file = path.clone();
-        let answer = self.worker.call(move |p| p.catalog_read(&ctx, &name, &file)).await.map_err(internal)?;
+        let answer = self
+            .worker
+            .call_unless(&context.ct, move |p| p.catalog_read(&ctx, &name, &file))
+            .await
+            .map_err(internal)?;
         let bytes =
             answer.map_err(|e| internal(anyhow::anyhow!("{e}")))?.map_err(|refusal| plugin_refusal(&refusal))?;
         Ok(ReadResourceResult::new(vec![contents(&uri, &path, bytes)]).into())
