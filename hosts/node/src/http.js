@@ -30,7 +30,10 @@ process.stdin.on('end', () => {
   if (!lib) return done({ error: 'network', message: 'unsupported endpoint URL scheme ' + url.protocol });
   const body = Buffer.from(req.body, 'base64');
   // Given as a list, headers go out exactly as given: the host names the host and the length.
-  const headers = [['host', url.host], ...req.headers, ['content-length', String(body.length)]].flat();
+  // Values go out as their UTF-8 bytes, as the Rust and Python hosts send them (Node writes a
+  // header string as Latin-1 and refuses characters past U+00FF).
+  const utf8 = (value) => Buffer.from(value, 'utf8').toString('latin1');
+  const headers = [['host', url.host], ...req.headers.map(([n, v]) => [n, utf8(v)]), ['content-length', String(body.length)]].flat();
   let r;
   try {
     r = lib.request(url, { method: 'POST', headers, maxHeaderSize: 65536, agent: false }, (res) => {

@@ -68,6 +68,9 @@ test('http: a path cannot leave the endpoint base or carry DEL and C1 controls',
     }
     const echoed = JSON.parse(Buffer.from(post(http, '/echo?x=1').body).toString('utf8'));
     assert.equal(echoed.path, '/v1/echo?x=1');
+    // Header values go out as UTF-8 bytes (Node's server reads them back as Latin-1).
+    const sent = JSON.parse(Buffer.from(post(http, '/echo', { headers: [['x-note', 'café ✓']] }).body).toString('utf8'));
+    assert.equal(Buffer.from(sent.headers['x-note'], 'latin1').toString('utf8'), 'café ✓');
   } finally {
     server.stop();
   }
