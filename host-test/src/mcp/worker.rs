@@ -12,7 +12,13 @@ type Job = Box<dyn FnOnce(&mut Plugin) + Send>;
 #[derive(Clone)]
 pub struct Worker {
     jobs: mpsc::Sender<Job>,
+    /// One permit per client request queued or running: a client that floods the server is
+    /// told to retry instead of growing the queue (and the wait of every request behind it).
+    in_flight: std::sync::Arc<tokio::sync::Semaphore>,
 }
+
+/// Client requests queued or running at once, at most.
+pub const MAX_IN_FLIGHT: usize = 64;
 
 impl Worker {
     /// Starts the thread and builds the plugin on it with `make` (what `make` needs must be
@@ -37,7 +43,7 @@ impl Worker {
             }
         })?;
         started.recv().map_err(|_| anyhow!("the plugin thread stopped while starting"))??;
-        Ok(Worker { jobs })
+        Ok(Worker { jobs, in_flight: std::sync::Arc::new(tokio::sync::Semaphore::new(MAX_IN_FLIGHT)) })
     }
 
     /// Runs `f` on the plugin and returns its answer.
@@ -53,10 +59,14 @@ impl Worker {
         cancelled: &CancellationToken,
         f: impl FnOnce(&mut Plugin) -> R + Send + 'static,
     ) -> Result<R> {
+        let permit = self.in_flight.clone().try_acquire_owned().map_err(|_| {
+            anyhow!("the server has {MAX_IN_FLIGHT} requests queued or running; retry when some have been answered")
+        })?;
         let (reply, answer) = tokio::sync::oneshot::channel();
         let skip = cancelled.clone();
         self.jobs
             .send(Box::new(move |plugin| {
+                let _permit = permit;
                 if skip.is_cancelled() || reply.is_closed() {
                     return;
                 }
@@ -115,5 +125,37 @@ mod tests {
         held.join().unwrap().unwrap();
         assert_eq!(runtime.block_on(worker.call(|_| 42)).unwrap(), 42, "later calls run");
         assert!(!ran.load(Ordering::SeqCst), "the cancelled job never ran");
+    }
+
+    /// Past `MAX_IN_FLIGHT` queued or running requests, a request is refused at once; once they
+    /// are answered, requests are taken again.
+    #[test]
+    fn a_flood_of_requests_is_refused_past_the_bound() {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+        let worker = Worker::start(|| Ok(plugin())).unwrap();
+        let (release, gate) = mpsc::channel::<()>();
+        let gate = Arc::new(std::sync::Mutex::new(gate));
+        let (refused, handles) = runtime.block_on(async {
+            let mut handles = Vec::new();
+            for _ in 0..MAX_IN_FLIGHT {
+                let (w, gate) = (worker.clone(), gate.clone());
+                let job = move |_: &mut Plugin| gate.lock().map(|g| g.recv().is_ok()).unwrap_or(false);
+                handles.push(tokio::spawn(async move { w.call(job).await }));
+            }
+            for _ in 0..10 {
+                tokio::task::yield_now().await;
+            }
+            (worker.call(|_| 1).await, handles)
+        });
+        assert!(refused.unwrap_err().to_string().contains("requests queued or running"));
+        for _ in 0..MAX_IN_FLIGHT {
+            release.send(()).unwrap();
+        }
+        runtime.block_on(async {
+            for handle in handles {
+                assert!(handle.await.unwrap().unwrap());
+            }
+        });
+        assert_eq!(runtime.block_on(worker.call(|_| 2)).unwrap(), 2, "taken again once answered");
     }
 }
