@@ -46,9 +46,10 @@ impl Worker {
         Ok(Worker { jobs, in_flight: std::sync::Arc::new(tokio::sync::Semaphore::new(MAX_IN_FLIGHT)) })
     }
 
-    /// Runs `f` on the plugin and returns its answer.
+    /// Runs `f` on the plugin and returns its answer: the server's own calls (the tick), never
+    /// refused for the clients' requests in flight.
     pub async fn call<R: Send + 'static>(&self, f: impl FnOnce(&mut Plugin) -> R + Send + 'static) -> Result<R> {
-        self.call_unless(&CancellationToken::new(), f).await
+        self.queue(None, &CancellationToken::new(), f).await
     }
 
     /// `call` for a client's request: skipped when the client cancelled it before its turn came
@@ -62,6 +63,15 @@ impl Worker {
         let permit = self.in_flight.clone().try_acquire_owned().map_err(|_| {
             anyhow!("the server has {MAX_IN_FLIGHT} requests queued or running; retry when some have been answered")
         })?;
+        self.queue(Some(permit), cancelled, f).await
+    }
+
+    async fn queue<R: Send + 'static>(
+        &self,
+        permit: Option<tokio::sync::OwnedSemaphorePermit>,
+        cancelled: &CancellationToken,
+        f: impl FnOnce(&mut Plugin) -> R + Send + 'static,
+    ) -> Result<R> {
         let (reply, answer) = tokio::sync::oneshot::channel();
         let skip = cancelled.clone();
         self.jobs
@@ -135,17 +145,23 @@ mod tests {
         let worker = Worker::start(|| Ok(plugin())).unwrap();
         let (release, gate) = mpsc::channel::<()>();
         let gate = Arc::new(std::sync::Mutex::new(gate));
-        let (refused, handles) = runtime.block_on(async {
+        let (refused, handles, server_own) = runtime.block_on(async {
             let mut handles = Vec::new();
             for _ in 0..MAX_IN_FLIGHT {
                 let (w, gate) = (worker.clone(), gate.clone());
                 let job = move |_: &mut Plugin| gate.lock().map(|g| g.recv().is_ok()).unwrap_or(false);
-                handles.push(tokio::spawn(async move { w.call(job).await }));
+                handles.push(tokio::spawn(async move { w.call_unless(&CancellationToken::new(), job).await }));
             }
             for _ in 0..10 {
                 tokio::task::yield_now().await;
             }
-            (worker.call(|_| 1).await, handles)
+            let own = worker.clone();
+            let server_own = tokio::spawn(async move { own.call(|_| 3).await });
+            for _ in 0..10 {
+                tokio::task::yield_now().await;
+            }
+            let refused = worker.call_unless(&CancellationToken::new(), |_| 1).await;
+            (refused, handles, server_own)
         });
         assert!(refused.unwrap_err().to_string().contains("requests queued or running"));
         for _ in 0..MAX_IN_FLIGHT {
@@ -155,6 +171,7 @@ mod tests {
             for handle in handles {
                 assert!(handle.await.unwrap().unwrap());
             }
+            assert_eq!(server_own.await.unwrap().unwrap(), 3, "the server's own call (the tick) is never refused");
         });
         assert_eq!(runtime.block_on(worker.call(|_| 2)).unwrap(), 2, "taken again once answered");
     }
