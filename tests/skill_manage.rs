@@ -237,6 +237,45 @@ fn every_refusal_has_its_code_and_changes_nothing() {
     }
 }
 
+/// A refusal that quotes what the caller sent never carries a credential on (it reaches the
+/// model, and hosts log refusals): unknown actions and scopes, fields the JSON parser names.
+#[test]
+fn a_credential_in_a_quoted_argument_is_redacted_from_the_refusal() {
+    let key = format!("{}{}", "ghp_", "aB3dE5fG7hJ9kLmN2pQ4rS6tU8vW0xYz1234");
+    let mut h = library();
+    for args in [
+        json!({"action": key, "name": "owned-skill"}),
+        json!({"action": "create", "name": "fresh", "description": "Fresh. Use when fresh.", "scope": key}),
+        json!({"action": "list", "offset": key}),
+    ] {
+        let before = snapshot(h.home.path());
+        let err = h.skill("s1", args.clone()).expect_err("refused");
+        assert_eq!(err["code"], "invalid-args", "{err}");
+        assert!(!err.to_string().contains(&key), "the key is quoted back: {err}");
+        assert!(err["message"].as_str().unwrap().contains("[redacted"), "{err}");
+        assert_eq!(snapshot(h.home.path()), before);
+    }
+}
+
+/// `replace_all` of a one-byte string by a long one is sized before it is built: `too-large`,
+/// never a trap on the instance's memory.
+#[test]
+fn a_replace_all_that_would_outgrow_the_skill_is_refused_before_it_is_built() {
+    let mut h = library();
+    create(&mut h, "many-as", "Many letters. Use when testing growth.", &"a".repeat(50_000));
+    let before = snapshot(h.home.path());
+    let err = h
+        .skill(
+            "s1",
+            json!({"action": "patch", "name": "many-as", "old_string": "a", "new_string": "b".repeat(20_000), "replace_all": true}),
+        )
+        .unwrap_err();
+    assert_eq!(err["code"], "too-large", "{err}");
+    assert_eq!(snapshot(h.home.path()), before);
+    let ok = h.skill("s1", json!({"action": "view", "name": "many-as"})).unwrap();
+    assert_eq!(ok["name"], "many-as", "the instance lives on");
+}
+
 #[test]
 fn a_write_before_a_read_is_refused() {
     let mut h = library();

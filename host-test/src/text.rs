@@ -6,7 +6,21 @@ use std::borrow::Cow;
 
 fn hidden(c: char) -> bool {
     (c.is_control() && c != '\t')
-        || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}')
+        || matches!(
+            c,
+            // zero-width and direction marks, line and paragraph separators, the soft hyphen, the
+            // Arabic letter mark, the Mongolian vowel separator, invisible operators, interlinear
+            // annotation, and tag characters (invisible text a model still reads)
+            '\u{200b}'..='\u{200f}'
+                | '\u{2028}'..='\u{202e}'
+                | '\u{2060}'..='\u{206f}'
+                | '\u{feff}'
+                | '\u{00ad}'
+                | '\u{061c}'
+                | '\u{180e}'
+                | '\u{fff9}'..='\u{fffb}'
+                | '\u{e0000}'..='\u{e007f}'
+        )
 }
 
 /// `text` with every hidden or control character written as `\u{…}`; unchanged (borrowed) when
@@ -47,5 +61,11 @@ mod tests {
         assert_eq!(visible("line\nnext\r"), "line\\u{a}next\\u{d}");
         assert_eq!(visible("evil\u{202e}txt.md"), "evil\\u{202e}txt.md");
         assert_eq!(visible("zero\u{200b}width"), "zero\\u{200b}width");
+    }
+
+    #[test]
+    fn separators_soft_hyphens_and_tag_characters_become_escapes() {
+        assert_eq!(visible("a\u{2028}b\u{ad}c\u{e0041}"), "a\\u{2028}b\\u{ad}c\\u{e0041}");
+        assert_eq!(visible("café ✓"), "café ✓");
     }
 }

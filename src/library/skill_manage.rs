@@ -39,8 +39,19 @@ pub struct Context<'a> {
     pub approval: bool,
 }
 
-/// Runs one call; the result is the JSON text the model reads.
+/// Runs one call; the result is the JSON text the model reads. A refusal that quotes what the
+/// caller sent (an unknown action or scope, a field the JSON parser names) never carries a
+/// credential on: the message goes through the scanner's redaction, as stored text does.
 pub fn run(host: &impl Host, cx: &mut Context, args_json: &str) -> Result<String, ToolError> {
+    run_call(host, cx, args_json).map_err(|mut refusal| {
+        if let Some(clean) = self_evolve_scan::redact_secrets(&refusal.message) {
+            refusal.message = clean;
+        }
+        refusal
+    })
+}
+
+fn run_call(host: &impl Host, cx: &mut Context, args_json: &str) -> Result<String, ToolError> {
     check_sizes(args_json, &cx.config.limits)?;
     let args: Args = serde_json::from_str(args_json).map_err(|e| {
         ToolError::new(
@@ -589,7 +600,7 @@ fn create(host: &impl Host, cx: &mut Context, args: &Args) -> Result<Value, Tool
     Ok(with_warnings(result, &warnings))
 }
 
-fn replace_checked(text: &str, old: &str, new: &str, replace_all: bool) -> Result<String, ToolError> {
+fn replace_checked(text: &str, old: &str, new: &str, replace_all: bool, limit: usize) -> Result<String, ToolError> {
     if old.is_empty() {
         return Err(ToolError::new(
             "invalid-args",
@@ -598,6 +609,12 @@ fn replace_checked(text: &str, old: &str, new: &str, replace_all: bool) -> Resul
         ));
     }
     let count = text.matches(old).count();
+    // Sized before it is built: `replace_all` of a one-byte string by a long one could otherwise
+    // grow the text past the instance's memory before any bound looked at it.
+    let grown = text.len().saturating_add(count.saturating_mul(new.len().saturating_sub(old.len())));
+    if count > 0 && (count == 1 || replace_all) {
+        check_size(grown, limit, "SKILL.md")?;
+    }
     match count {
         0 => Err(ToolError::new(
             "no-match",
@@ -669,7 +686,7 @@ fn patch(host: &impl Host, cx: &mut Context, args: &Args) -> Result<Value, ToolE
     let new_string = required(&args.new_string, "new_string", "patch")?;
     let base = base(host, cx, name)?;
     let current = String::from_utf8_lossy(&base.bytes);
-    let patched = replace_checked(&current, old_string, new_string, args.replace_all)?;
+    let patched = replace_checked(&current, old_string, new_string, args.replace_all, cx.config.limits.skill_bytes)?;
     rewrite(host, cx, "patch", &base, &patched, args)
 }
 
