@@ -180,3 +180,81 @@ fn concurrent_creates_and_patches_lose_nothing() {
     let conflicts: usize = seen.iter().map(|s| s.conflicts).sum();
     eprintln!("{} writes, {patches} patches, {conflicts} conflicts answered and retried", creators.len());
 }
+
+/// The same name created at once in the user scope by one instance and in the project scope by
+/// another: one is written, the other refused (`exists`, or `conflict` while the first holds the
+/// name's lock). Both written would have one skill silently shadow the other.
+#[test]
+fn the_same_name_created_in_both_scopes_at_once_is_written_once() {
+    let home = tempfile::tempdir().unwrap();
+    let project = home.path().join("repo");
+    std::fs::create_dir_all(project.join(".git")).unwrap();
+    // A library of some size: the duplicate check between the guards and the write takes a while.
+    for n in 0..300 {
+        let name = format!("pad-{}", word(n));
+        let dir = home.path().join("skills").join(&name);
+        std::fs::create_dir_all(&dir).unwrap();
+        let text = format!("---\nname: {name}\ndescription: Padding {}. Use when padding.\n---\nPad.\n", word(n));
+        std::fs::write(dir.join("SKILL.md"), text).unwrap();
+    }
+    let writer = |scope_project: bool| {
+        let config = HostConfig {
+            cache_dir: Some(PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("component-cache")),
+            fs: FsConfig {
+                user_skills: Some(home.path().join("skills")),
+                state: Some(home.path().join("self-evolve")),
+                projects: self_evolve_host::ProjectRoots {
+                    discover: false,
+                    default_project: Some(project.join(".dsh/skills")),
+                    ..Default::default()
+                },
+                ..FsConfig::default()
+            },
+            ..HostConfig::default()
+        };
+        let mut plugin = Plugin::load(common::wasm_path(), config).unwrap();
+        plugin.init(r#"{"duplicateThreshold": 1.0}"#, &all_services()).unwrap().unwrap();
+        (Writer(plugin), scope_project)
+    };
+    let rounds = 12;
+    let barrier = Arc::new(Barrier::new(2));
+    let results: Vec<Vec<bool>> = std::thread::scope(|s| {
+        let handles: Vec<_> = [false, true]
+            .into_iter()
+            .map(|project_scope| {
+                let (mut w, project_scope) = writer(project_scope);
+                let barrier = barrier.clone();
+                s.spawn(move || {
+                    (0..rounds)
+                        .map(|round| {
+                            let name = format!("twin-{}", word(1000 + round));
+                            let mut args = create_args(&name);
+                            if project_scope {
+                                args["scope"] = json!("project");
+                            }
+                            barrier.wait();
+                            match w.skill("s1", args) {
+                                Ok(answer) => answer["status"] == "written",
+                                Err(refusal) => {
+                                    let code = refusal["code"].as_str().unwrap_or("").to_string();
+                                    assert!(code == "exists" || code == "conflict", "{refusal}");
+                                    false
+                                }
+                            }
+                        })
+                        .collect()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for round in 0..rounds {
+        let name = format!("twin-{}", word(1000 + round));
+        let on_disk = [home.path().join("skills").join(&name), project.join(".dsh/skills").join(&name)]
+            .iter()
+            .filter(|d| d.join("SKILL.md").is_file())
+            .count();
+        let written = results.iter().filter(|r| r[round]).count();
+        assert_eq!((written, on_disk), (1, 1), "round {round}: {name} written by {written}, on disk {on_disk} times");
+    }
+}

@@ -375,6 +375,19 @@ struct Write<'a> {
 
 /// Stages or writes the change; records the read and the use. A change with held findings is
 /// staged as a held write and answered with `secret-found` naming it.
+/// `exists` when a skill of this name is in any scope.
+fn refuse_existing(store: &Store<impl Host>, name: &str) -> Result<(), ToolError> {
+    match store.locate(name)? {
+        Some(existing) => Err(ToolError::new(
+            "exists",
+            format!("the {} already exists", existing.describe()),
+            format!("view `{name}` and patch it instead of creating a new one"),
+        )
+        .with_details(json!({"name": name, "scope": existing.scope.as_str()}))),
+        None => Ok(()),
+    }
+}
+
 fn commit(host: &impl Host, cx: &mut Context, write: Write) -> Result<Value, ToolError> {
     let Write { operation, name, scope, root, path, old, new, reason, held, built_on } = write;
     if !held.is_empty() {
@@ -411,6 +424,11 @@ fn commit(host: &impl Host, cx: &mut Context, write: Write) -> Result<Value, Too
             };
             if current.as_deref() != old {
                 return Err(state_file::conflict(name).with_details(json!({"resource": name, "path": path})));
+            }
+            // The name in the other scope, created by another process since the guards ran,
+            // would shadow this skill or be shadowed by it: taken (both scopes share this lock).
+            if operation == "create" {
+                refuse_existing(&store, name)?;
             }
             let author = history::Author { actor: cx.actor, by: cx.agent, session: cx.session, cwd: cx.cwd };
             let landing = history::Landing { skill: name, scope, path, operation, reason, before: old, after: new };
@@ -519,14 +537,7 @@ fn create(host: &impl Host, cx: &mut Context, args: &Args) -> Result<Value, Tool
             "create the skill in the other scope",
         )
     })?;
-    if let Some(existing) = store.locate(name)? {
-        return Err(ToolError::new(
-            "exists",
-            format!("the {} already exists", existing.describe()),
-            format!("view `{name}` and patch it instead of creating a new one"),
-        )
-        .with_details(json!({"name": name, "scope": existing.scope.as_str()})));
-    }
+    refuse_existing(&store, name)?;
     store.refuse_symlinks(&root, name)?;
     // A folder of that name without a SKILL.md holds someone's files: never adopt them silently.
     if let Ok(stat) = host.stat(&root, name)
