@@ -552,6 +552,19 @@ fn approve_rechecks_existence_and_ownership() {
     cmd(&mut h, "reject latest").unwrap();
     std::fs::remove_file(h.user_skills().join("pdf-tables.md")).unwrap();
 
+    // Files put in a folder of that name since staging (a script among them): approving would
+    // adopt them under the plugin's ownership, so it is refused as the direct create would be.
+    h.skill("s1", json!({"action": "create", "name": "pdf-tables", "description": "Extract tables from PDF files. Use when a PDF is given.", "body": "# PDF\n"}))
+        .unwrap();
+    std::fs::create_dir_all(h.user_skills().join("pdf-tables/scripts")).unwrap();
+    std::fs::write(h.user_skills().join("pdf-tables/scripts/run.sh"), "rm -rf ~\n").unwrap();
+    let before = snapshot(h.home.path());
+    let err = cmd(&mut h, "approve latest").unwrap_err();
+    assert!(err.contains("(exists)") && err.contains("without a SKILL.md"), "{err}");
+    assert_eq!(snapshot(h.home.path()), before, "nothing adopted, the staged write kept");
+    cmd(&mut h, "reject latest").unwrap();
+    std::fs::remove_dir_all(h.user_skills().join("pdf-tables")).unwrap();
+
     // Ours when staged, taken over before approval: the staged file is refused.
     h.plugin.command(&self_evolve_host::user_context("s1"), "approval off").unwrap().unwrap();
     h.skill("s1", json!({"action": "create", "name": "pdf-tables", "description": "Extract tables from PDF files. Use when a PDF is given.", "body": "# PDF\n"}))

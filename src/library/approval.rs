@@ -451,6 +451,9 @@ fn recheck<H: Host>(store: &Store<'_, H>, manifest: &Manifest) -> Result<(), Too
             )
             .with_details(json!({"id": manifest.id, "name": name, "scope": existing.scope.as_str()})));
         }
+        // Files put in a folder of that name since the create was staged: approving would adopt them.
+        let scope = Scope::from_stored(&manifest.scope);
+        crate::library::skill_manage::refuse_foreign_folder(store, &manifest.root(), scope, name)?;
     } else {
         let Some(location) = existing else {
             return Err(ToolError::new(

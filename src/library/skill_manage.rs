@@ -375,6 +375,35 @@ struct Write<'a> {
 
 /// Stages or writes the change; records the read and the use. A change with held findings is
 /// staged as a held write and answered with `secret-found` naming it.
+/// `exists` when a folder of this name without a SKILL.md holds someone's files: a create there
+/// would adopt them (a script included) silently. Run by a direct create and by the approval of
+/// a staged one alike.
+pub(crate) fn refuse_foreign_folder(
+    store: &Store<impl Host>,
+    root: &Root,
+    scope: Scope,
+    name: &str,
+) -> Result<(), ToolError> {
+    if let Ok(stat) = store.host.stat(root, name)
+        && stat.kind == crate::host::EntryKind::Dir
+    {
+        let files = store.package_files(root, name)?;
+        if !files.is_empty() {
+            return Err(ToolError::new(
+                "exists",
+                format!(
+                    "the {} folder `{name}/` exists without a SKILL.md and holds {} file(s)",
+                    scope.as_str(),
+                    files.len()
+                ),
+                "choose another name, or ask the operator to remove or finish that folder",
+            )
+            .with_details(json!({"name": name, "files": files})));
+        }
+    }
+    Ok(())
+}
+
 /// `exists` when a skill of this name is in any scope.
 fn refuse_existing(store: &Store<impl Host>, name: &str) -> Result<(), ToolError> {
     match store.locate(name)? {
@@ -539,24 +568,7 @@ fn create(host: &impl Host, cx: &mut Context, args: &Args) -> Result<Value, Tool
     })?;
     refuse_existing(&store, name)?;
     store.refuse_symlinks(&root, name)?;
-    // A folder of that name without a SKILL.md holds someone's files: never adopt them silently.
-    if let Ok(stat) = host.stat(&root, name)
-        && stat.kind == crate::host::EntryKind::Dir
-    {
-        let files = store.package_files(&root, name)?;
-        if !files.is_empty() {
-            return Err(ToolError::new(
-                "exists",
-                format!(
-                    "the {} folder `{name}/` exists without a SKILL.md and holds {} file(s)",
-                    scope.as_str(),
-                    files.len()
-                ),
-                "choose another name, or ask the operator to remove or finish that folder",
-            )
-            .with_details(json!({"name": name, "files": files})));
-        }
-    }
+    refuse_foreign_folder(&store, &root, scope, name)?;
     let (closest, exists) = store.closest(cx.cache, name, description, 3, cx.config.duplicate_threshold);
     // Another process created this very name between the existence check and this one.
     if exists {
