@@ -518,7 +518,33 @@ pub fn prune(host: &impl Host, ttl_days: u64) -> Vec<String> {
     for id in &old {
         discard(host, id);
     }
+    discard_orphans(host);
     old
+}
+
+/// A staged entry's files are written before its manifest, and the manifest is removed first:
+/// a process killed in between leaves a folder no listing sees, holding the staged content (a
+/// held write's credential too). Past this age nobody is still writing it.
+const ORPHAN_GRACE_MS: u64 = 10 * 60 * 1000;
+
+/// Removes entry folders without a manifest once they are past `ORPHAN_GRACE_MS`.
+fn discard_orphans(host: &impl Host) {
+    let Ok(entries) = host.list_dir(&Root::State, DIR) else { return };
+    let now = host.now_ms();
+    for (id, _) in entries {
+        let dir = format!("{DIR}/{id}");
+        let orphan = matches!(host.stat(&Root::State, &format!("{dir}/manifest.json")), Err(FsError::NotFound));
+        // When it was last written: its newest file, or the folder when it is empty.
+        let written = ["change.diff", "new"]
+            .iter()
+            .filter_map(|f| host.stat(&Root::State, &format!("{dir}/{f}")).ok().map(|s| s.modified_ms))
+            .max()
+            .or_else(|| host.stat(&Root::State, &dir).ok().map(|s| s.modified_ms));
+        let old = written.is_some_and(|at| now.saturating_sub(at) > ORPHAN_GRACE_MS);
+        if orphan && old {
+            discard(host, &id);
+        }
+    }
 }
 
 /// Runtime override of `writeApproval` (`/skills approval on|off`), in the state root.

@@ -139,3 +139,23 @@ fn diffs_apply_with_git_apply_and_patch() {
         }
     }
 }
+
+/// A staged entry whose manifest never got written (a process killed between its files and its
+/// manifest) is removed by the next prune once it is past the grace; a fresh one, and every
+/// entry with a manifest, are left alone.
+#[test]
+fn an_entry_left_without_its_manifest_is_removed_after_a_grace() {
+    let host = FakeHost::new(1_000_000);
+    let kept = stage(&host, &change("pdf/SKILL.md", None, Some(b"kept\n"))).unwrap();
+    for file in ["change.diff", "new"] {
+        host.create_dir_all(&Root::State, "pending/orphan-1").unwrap();
+        host.write(&Root::State, &format!("pending/orphan-1/{file}"), b"token = held", WriteMode::CreateNew).unwrap();
+    }
+    prune(&host, 30);
+    assert!(host.file(&Root::State, "pending/orphan-1/new").is_some(), "young: maybe still being written");
+    host.advance(ORPHAN_GRACE_MS + 1);
+    prune(&host, 30);
+    assert!(host.file(&Root::State, "pending/orphan-1/new").is_none(), "removed past the grace");
+    assert!(host.list_dir(&Root::State, "pending").unwrap().iter().all(|(id, _)| *id == kept.id));
+    assert!(load(&host, &kept.id).is_ok(), "an entry with its manifest stays");
+}
