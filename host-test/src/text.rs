@@ -5,22 +5,7 @@
 use std::borrow::Cow;
 
 fn hidden(c: char) -> bool {
-    (c.is_control() && c != '\t')
-        || matches!(
-            c,
-            // zero-width and direction marks, line and paragraph separators, the soft hyphen, the
-            // Arabic letter mark, the Mongolian vowel separator, invisible operators, interlinear
-            // annotation, and tag characters (invisible text a model still reads)
-            '\u{200b}'..='\u{200f}'
-                | '\u{2028}'..='\u{202e}'
-                | '\u{2060}'..='\u{206f}'
-                | '\u{feff}'
-                | '\u{00ad}'
-                | '\u{061c}'
-                | '\u{180e}'
-                | '\u{fff9}'..='\u{fffb}'
-                | '\u{e0000}'..='\u{e007f}'
-        )
+    (c.is_control() && c != '\t') || self_evolve_scan::hides_text(c)
 }
 
 /// `text` with every hidden or control character written as `\u{…}`; unchanged (borrowed) when

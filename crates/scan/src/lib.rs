@@ -9,9 +9,11 @@
 //! probes remember where they stopped and skip anchors inside what they already read.
 //!
 //! Owns: the rule table (`rules`), the probes (`keyed`, `shapes`), the judgements (`judge`),
-//! and the public API (`scan_secrets`, `redact_secrets`, `fingerprint`). Depends on nothing of
+//! and the public API (`scan_secrets`, `redact_secrets`, `fingerprint`), and the list of characters
+//! that hide text from a person (`hides_text`), which the plugin and the host both render escaped. Depends on nothing of
 //! the plugin: the plugin's `library::scan` adapts its findings.
 
+mod hidden;
 mod judge;
 mod keyed;
 mod prefilter;
@@ -19,6 +21,7 @@ mod rules;
 mod shapes;
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
+pub use hidden::hides_text;
 pub use prefilter::Teddy as Prefilter;
 use prefilter::Teddy;
 use regex::bytes::Regex;
