@@ -11,7 +11,17 @@ use std::path::Path;
 /// The bytes of config file `path` (at most `limit`), or `None` when there is none. Symbolic
 /// links are followed: the operator may keep a config elsewhere (a dotfiles folder).
 pub fn read_config(path: &Path, limit: u64) -> Result<Option<Vec<u8>>> {
-    let file = match open(path, std::fs::OpenOptions::new().read(true), false) {
+    read(path, limit, false, "it is a config file: keep it small")
+}
+
+/// The bytes of the regular file at `path` (at most `limit`), never through a link at its last
+/// component, or `None` when there is none: a file the host reads from a tree others write.
+pub fn read_regular(path: &Path, limit: u64) -> Result<Option<Vec<u8>>> {
+    read(path, limit, true, "past what the host reads")
+}
+
+fn read(path: &Path, limit: u64, own: bool, too_large: &str) -> Result<Option<Vec<u8>>> {
+    let file = match open(path, std::fs::OpenOptions::new().read(true), own) {
         Ok(file) => file,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(err) => return Err(err).with_context(|| format!("reading {}", path.display())),
@@ -21,7 +31,7 @@ pub fn read_config(path: &Path, limit: u64) -> Result<Option<Vec<u8>>> {
         .read_to_end(&mut bytes)
         .with_context(|| format!("reading {}", path.display()))?;
     if bytes.len() as u64 > limit {
-        bail!("{} is over {limit} bytes; it is a config file: keep it small", path.display());
+        bail!("{} is over {limit} bytes; {too_large}", path.display());
     }
     Ok(Some(bytes))
 }
@@ -87,6 +97,22 @@ mod tests {
         fifo(&pipe);
         let err = format!("{:#}", read_config(&pipe, 1 << 20).unwrap_err());
         assert!(err.contains("not a regular file"), "{err}");
+    }
+
+    #[test]
+    fn a_file_of_a_shared_tree_is_read_never_through_a_link_or_a_special_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("SKILL.md");
+        assert!(read_regular(&path, 16).unwrap().is_none());
+        std::fs::write(dir.path().join("target.md"), b"elsewhere").unwrap();
+        std::os::unix::fs::symlink(dir.path().join("target.md"), &path).unwrap();
+        assert!(read_regular(&path, 16).is_err(), "a link is not followed");
+        let pipe = dir.path().join("pipe.md");
+        fifo(&pipe);
+        assert!(read_regular(&pipe, 16).is_err(), "a FIFO is refused at once");
+        std::fs::write(dir.path().join("plain.md"), b"ok").unwrap();
+        assert_eq!(read_regular(&dir.path().join("plain.md"), 16).unwrap().unwrap(), b"ok");
+        assert!(read_regular(&dir.path().join("plain.md"), 1).is_err(), "over its bound");
     }
 
     #[test]

@@ -58,7 +58,9 @@ pub fn stage_local(home: &Path, wasm: &Source, local: Vec<Local>) -> Result<Vec<
     let differs: Vec<Local> = local
         .into_iter()
         .filter(|l| {
-            let disk = read_regular(&crate::cli::home::user_skills(home).join(&l.file));
+            // A regular file's bytes (not through a link, a folder or a special file), or none.
+            let path = crate::cli::home::user_skills(home).join(&l.file);
+            let disk = crate::live::files::read_regular(&path, 64 << 20).ok().flatten();
             disk != l.content
         })
         .collect();
@@ -139,13 +141,4 @@ fn kept_only(l: Local, why: &str) -> Conflict {
         _ => why.to_string(),
     };
     Conflict { file: l.file, staged: None, kept: l.kept, why: Some(crate::text::visible(&why).into_owned()) }
-}
-
-/// A regular file's bytes (not through a link, a folder or a special file), or `None`.
-fn read_regular(path: &Path) -> Option<Vec<u8>> {
-    let meta = std::fs::symlink_metadata(path).ok()?;
-    if !meta.file_type().is_file() || meta.len() > 64 << 20 {
-        return None;
-    }
-    std::fs::read(path).ok()
 }

@@ -225,18 +225,8 @@ pub fn scan(root: &Path, commits: &[String]) -> Result<Vec<Leak>> {
     let mut blobs: Vec<(String, String, String)> = Vec::new(); // (commit, path, blob)
     for commit in commits {
         let short: String = commit.chars().take(12).collect();
-        let mut found = |file: &str, text: &str| {
-            for finding in self_evolve_scan::scan_secrets(text) {
-                leaks.push(Leak {
-                    commit: short.clone(),
-                    file: file.to_string(),
-                    line: u32::try_from(finding.line).unwrap_or(u32::MAX),
-                    rule: finding.rule.to_string(),
-                });
-            }
-        };
         let header = git(root, &["log", "-1", "--format=%an <%ae>%n%cn <%ce>%n%B", commit])?;
-        found("(commit message)", &header);
+        leaks_in(&short, "(commit message)", &header, &mut leaks);
         let raw = git_bytes(
             root,
             &["diff-tree", "-r", "-z", "-m", "--root", "--no-commit-id", "--no-renames", "--raw", commit],
@@ -247,7 +237,7 @@ pub fn scan(root: &Path, commits: &[String]) -> Result<Vec<Leak>> {
             let meta = String::from_utf8_lossy(meta);
             let parts: Vec<&str> = meta.trim_start_matches(':').split(' ').collect();
             let path = String::from_utf8_lossy(path).into_owned();
-            found("(file name)", &path);
+            leaks_in(&short, "(file name)", &path, &mut leaks);
             match parts.as_slice() {
                 [_, _, _, _, status] if status.starts_with('D') => {}
                 // A submodule's commit: nothing of its content goes out with this push.
@@ -266,16 +256,21 @@ pub fn scan(root: &Path, commits: &[String]) -> Result<Vec<Leak>> {
                 MAX_SCANNED_FILE >> 20
             )
         };
-        for finding in self_evolve_scan::scan_secrets(&String::from_utf8_lossy(&content)) {
-            leaks.push(Leak {
-                commit: commit.clone(),
-                file: path.clone(),
-                line: u32::try_from(finding.line).unwrap_or(u32::MAX),
-                rule: finding.rule.to_string(),
-            });
-        }
+        leaks_in(commit, path, &String::from_utf8_lossy(&content), &mut leaks);
     }
     Ok(leaks)
+}
+
+/// Each credential in `text` as a leak of `commit`'s `file` (never the value).
+fn leaks_in(commit: &str, file: &str, text: &str, leaks: &mut Vec<Leak>) {
+    for finding in self_evolve_scan::scan_secrets(text) {
+        leaks.push(Leak {
+            commit: commit.to_string(),
+            file: file.to_string(),
+            line: u32::try_from(finding.line).unwrap_or(u32::MAX),
+            rule: finding.rule.to_string(),
+        });
+    }
 }
 
 /// The blobs named, through one `git cat-file --batch`; `None` for one over `MAX_SCANNED_FILE`.
