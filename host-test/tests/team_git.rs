@@ -159,10 +159,7 @@ fn an_unreachable_remote_is_reported_and_local_work_goes_on() {
 fn a_same_skill_edit_on_both_sides_lands_the_remote_and_stages_the_local_one() {
     let t = team(2);
     let (a, b) = (&t.homes[0], &t.homes[1]);
-    create(a, "standup", "Post blockers first.\n");
-    create(a, "retro", "Start with what went well.\n");
-    sync(a);
-    sync(b);
+    standup_and_retro_in_both(&t);
     for (home, text) in [(a, "Post blockers first, then wins."), (b, "Post blockers first; keep it short.")] {
         tool(home, json!({"action": "view", "name": "standup"}));
         let answer = tool(
@@ -306,6 +303,14 @@ fn patch(home: &Path, name: &str, old: &str, new: &str) -> Value {
     tool(home, json!({"action": "patch", "name": name, "old_string": old, "new_string": new}))
 }
 
+/// A's `standup` and `retro` in both homes.
+fn standup_and_retro_in_both(t: &Team) {
+    create(&t.homes[0], "standup", "Post blockers first.\n");
+    create(&t.homes[0], "retro", "Start with what went well.\n");
+    sync(&t.homes[0]);
+    sync(&t.homes[1]);
+}
+
 /// A's `standup` in both homes, then an edit of it on each side, A's pushed first: B's next
 /// sync meets the conflict.
 fn standup_edited_on_both_sides(t: &Team, from_b: &str) {
@@ -324,10 +329,7 @@ fn standup_edited_on_both_sides(t: &Team, from_b: &str) {
 fn every_file_both_sides_changed_is_staged_not_only_the_first() {
     let t = team(2);
     let (a, b) = (&t.homes[0], &t.homes[1]);
-    create(a, "standup", "Post blockers first.\n");
-    create(a, "retro", "Start with what went well.\n");
-    sync(a);
-    sync(b);
+    standup_and_retro_in_both(&t);
     for (home, tag) in [(a, "from A"), (b, "from B")] {
         assert_eq!(patch(home, "standup", "blockers first.", &format!("blockers first, {tag}."))["status"], "written");
         assert_eq!(patch(home, "retro", "went well.", &format!("went well, {tag}."))["status"], "written");
