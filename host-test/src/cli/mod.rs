@@ -103,7 +103,8 @@ enum Command {
         /// holding .git or .dsh above the working directory).
         #[arg(long)]
         project: Option<PathBuf>,
-        /// The session id the plugin sees (default: one per server process).
+        /// The session id the plugin sees (default: one per server process; inside a live
+        /// reviewer, SELF_EVOLVE_ACTIVATION set, the reviewer's whatever this says).
         #[arg(long)]
         session: Option<String>,
         /// Serve a live reviewer: session and identity from SELF_EVOLVE_SESSION and
