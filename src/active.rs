@@ -72,12 +72,12 @@ impl Active {
     }
 }
 
-/// One session's state brought in from the state root for one event or call (under the
-/// session's lock); `Active::leave` writes back what changed and releases the lock. Without a
-/// state root the session lives in this process's memory and the scope is empty.
+/// One session's state brought in from the state root for one event or call, under the
+/// session's lock (held meanwhile by the scheduler, whose gate call renews it); `Active::leave`
+/// writes back what changed and releases the lock. Without a state root the session lives in
+/// this process's memory and the scope is empty.
 pub(crate) struct SessionScope {
     session: String,
-    lock: Option<crate::state_file::Lock>,
     loaded: Option<crate::schedule::sessions::Stored>,
 }
 
@@ -85,11 +85,11 @@ impl Active {
     /// Loads `session`'s state into this value. Busy past the lock's wait: `conflict`.
     pub(crate) fn enter(&mut self, host: &impl Host, session: &str) -> Result<SessionScope, crate::errors::ToolError> {
         use crate::schedule::sessions;
-        let mut scope = SessionScope { session: session.to_string(), lock: None, loaded: None };
+        let mut scope = SessionScope { session: session.to_string(), loaded: None };
         if !sessions::persisted(host) {
             return Ok(scope);
         }
-        scope.lock = Some(crate::state_file::lock(host, &sessions::lock_name(session))?);
+        self.review.session_lock = Some(crate::state_file::lock(host, &sessions::lock_name(session))?);
         let stored = sessions::load(host, session);
         self.review.sessions.insert(session.to_string(), stored.review.clone());
         self.reads.put_session(session, stored.reads.clone());
@@ -102,7 +102,7 @@ impl Active {
     /// releases the lock; this process keeps nothing of the session.
     pub(crate) fn leave(&mut self, host: &impl Host, scope: SessionScope) {
         use crate::schedule::sessions;
-        let (Some(lock), Some(loaded)) = (scope.lock, scope.loaded) else { return };
+        let (Some(lock), Some(loaded)) = (self.review.session_lock.take(), scope.loaded) else { return };
         let session = scope.session;
         let stored = sessions::Stored {
             v: loaded.v,
@@ -132,7 +132,7 @@ impl Active {
         let out = f(self);
         let now = self.reads.take_session(session);
         if now != loaded {
-            let merged = crate::state_file::with_lock(host, &sessions::lock_name(session), || {
+            let merged = crate::state_file::with_lock(host, &sessions::lock_name(session), |_| {
                 let before = sessions::load(host, session);
                 let mut stored = before.clone();
                 for (agent, skills) in now {

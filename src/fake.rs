@@ -12,6 +12,8 @@ pub enum Node {
     Symlink,
 }
 
+type Interleaved = (String, Box<dyn FnOnce(&FakeHost)>);
+
 #[derive(Default)]
 pub struct FakeHost {
     /// Mapped roots and their entries, keyed by full relative path.
@@ -25,6 +27,11 @@ pub struct FakeHost {
     pub restricted: RefCell<Vec<(String, Vec<String>)>>,
     pub aborted: RefCell<Vec<String>>,
     pub refuse_starts: Cell<bool>,
+    /// How long each HTTP call takes on the manual clock.
+    pub http_latency_ms: Cell<u64>,
+    /// Another process's step, run once just before the next write under a path prefix (see
+    /// `interleave`).
+    interleaved: RefCell<Option<Interleaved>>,
     /// Fail the n-th (1-based) write or rename from now on with `Io`.
     pub fail_write_at: Cell<Option<u64>>,
     pub fail_rename_at: Cell<Option<u64>>,
@@ -54,6 +61,21 @@ impl FakeHost {
 
     pub fn advance(&self, ms: u64) {
         self.now.set(self.now.get() + ms);
+    }
+
+    /// Runs `step` once, just before the next write to a path starting with `prefix`: what
+    /// another process does between two steps of the call under test (say, between its reads
+    /// and the lock it takes to write).
+    pub fn interleave(&self, prefix: &str, step: impl FnOnce(&FakeHost) + 'static) {
+        *self.interleaved.borrow_mut() = Some((prefix.to_string(), Box::new(step)));
+    }
+
+    fn run_interleaved(&self, path: &str) {
+        // Taken out first: the step writes through this host too.
+        let due = self.interleaved.borrow_mut().take_if(|(prefix, _)| path.starts_with(prefix.as_str()));
+        if let Some((_, step)) = due {
+            step(self);
+        }
     }
 
     /// Places a symlink entry (the fake never follows it; every operation through it fails).
@@ -170,6 +192,7 @@ impl Host for FakeHost {
     }
 
     fn write(&self, root: &Root, path: &str, data: &[u8], mode: WriteMode) -> Result<(), FsError> {
+        self.run_interleaved(path);
         Self::bump(&self.writes, &self.fail_write_at)?;
         self.touch(root, path);
         let now = self.now.get();
@@ -317,6 +340,7 @@ impl Host for FakeHost {
 
     fn http_post(&self, request: &HttpRequest) -> Result<HttpResponse, HttpError> {
         self.http_requests.borrow_mut().push(request.clone());
+        self.advance(self.http_latency_ms.get());
         match self.endpoints.borrow().get(&request.endpoint) {
             None => return Err(HttpError::Denied),
             Some(false) => return Err(HttpError::NoCredential),

@@ -11,6 +11,9 @@ use std::cell::Cell;
 pub const LOCK_DIR: &str = "locks";
 /// A lock untouched this long belongs to a process that died mid-operation; it is broken.
 pub const STALE_LOCK_MS: u64 = 10_000;
+/// A holder renews its lock once the stamp is this old (`Lock::refresh`): long before anyone
+/// takes it for stale, and seldom enough that renewing between small steps costs nothing.
+const RENEW_MS: u64 = STALE_LOCK_MS / 4;
 /// How long a call waits for a lock another process holds before it answers `conflict`.
 const WAIT_MS: u64 = 500;
 /// Attempts, for clocks that do not move while we wait (a manual clock in a replay).
@@ -28,6 +31,25 @@ fn token(host: &impl Host) -> String {
         c.get()
     });
     format!("{}-{n}", host.now_ms())
+}
+
+/// When a token (a lock file's content) says it was taken, by the taker's clock.
+fn stamp(token: &str) -> Option<u64> {
+    token.split('-').next().and_then(|ms| ms.parse().ok())
+}
+
+/// Why a stamp cannot be a live holder's, when it cannot: older than `limit`, or further than
+/// that ahead of now. A stamp ahead of now (the clock was stepped back, or the file holds
+/// garbage) would otherwise never age, and hold the lock for ever.
+fn too_far(now: u64, taken: u64, limit: u64) -> Option<String> {
+    if now.abs_diff(taken) <= limit {
+        return None;
+    }
+    Some(if taken > now {
+        format!("stamped {} ms in the future: the clock was stepped back, or the stamp is garbage", taken - now)
+    } else {
+        format!("{} ms old; its process died mid-operation", now - taken)
+    })
 }
 
 /// Writes `bytes` to `path` atomically: a temp file in the same folder, claimed with
@@ -88,10 +110,11 @@ impl Lock {
     fn release_inner(self, host: &impl Host, tidy: bool) {
         let Some(path) = self.path else { return };
         // Only our own: a lock broken as stale and retaken by another process is theirs. No other
-        // process breaks a lock younger than `STALE_LOCK_MS` (every process of a home shares the
-        // system clock), so one held for less than half of that is ours without reading it back.
-        let taken: Option<u64> = self.token.split('-').next().and_then(|ms| ms.parse().ok());
-        let young = taken.is_some_and(|t| host.now_ms().saturating_sub(t) < STALE_LOCK_MS / 2);
+        // process breaks a lock stamped within `STALE_LOCK_MS` of now (every process of a home
+        // shares the system clock), so one stamped within half of that is ours without reading it
+        // back. Either way: a clock stepped back since makes our stamp one from the future, which
+        // others break once it is far enough ahead.
+        let young = stamp(&self.token).is_some_and(|t| host.now_ms().abs_diff(t) < STALE_LOCK_MS / 2);
         let ours = young || host.read(&Root::State, &path).is_ok_and(|b| b == self.token.as_bytes());
         if ours {
             let _ = host.remove_file(&Root::State, &path);
@@ -100,6 +123,45 @@ impl Lock {
                 let _ = host.remove_dir(&Root::State, LOCK_DIR);
             }
         }
+    }
+
+    /// Renews the lock, a heartbeat for a holder still at work (a long copy, a slow call) that
+    /// would otherwise be taken for dead and broken: the lock file is replaced atomically by a
+    /// fresh token. Cheap to call often: a stamp younger than `RENEW_MS` is kept as it is.
+    /// `false` (logged) when the lock may no longer be ours: it was broken as stale, and what is
+    /// done under it now may race another process.
+    pub fn refresh(&mut self, host: &impl Host) -> bool {
+        let Some(path) = &self.path else { return true };
+        let age = stamp(&self.token).map_or(u64::MAX, |t| host.now_ms().abs_diff(t));
+        if age < RENEW_MS {
+            return true;
+        }
+        let fresh = token(host);
+        // Under the breaker: no process removes the lock between our check that it is still
+        // ours and its replacement (a lock retaken by another process in that gap would be
+        // overwritten, and both would hold it).
+        let breaker = format!("{path}.break");
+        let renewed = match host.write(&Root::State, &breaker, fresh.as_bytes(), WriteMode::CreateNew) {
+            Ok(()) => {
+                let ours = host.read(&Root::State, path).is_ok_and(|b| b == self.token.as_bytes());
+                let renewed = ours && write_atomic(host, &Root::State, path, fresh.as_bytes()).is_ok();
+                let _ = host.remove_file(&Root::State, &breaker);
+                renewed
+            }
+            // Another process is judging the lock right now: it leaves one this young alone, and
+            // the next call renews it.
+            Err(_) if age < STALE_LOCK_MS / 2 => return true,
+            Err(_) => false,
+        };
+        if renewed {
+            self.token = fresh;
+        } else {
+            host.log(
+                Level::Warn,
+                &format!("could not renew the lock `{path}`: another process broke it as stale, or the write failed"),
+            );
+        }
+        renewed
     }
 }
 
@@ -138,13 +200,10 @@ pub fn lock(host: &impl Host, name: &str) -> Result<Lock, ToolError> {
 /// mtime when the content is unreadable (a holder that died between create and write).
 fn taken_ms(host: &impl Host, path: &str) -> Option<u64> {
     match host.read(&Root::State, path) {
-        Ok(bytes) => {
-            let text = String::from_utf8_lossy(&bytes);
-            match text.split('-').next().and_then(|ms| ms.parse().ok()) {
-                Some(ms) => Some(ms),
-                None => host.stat(&Root::State, path).ok().map(|s| s.modified_ms),
-            }
-        }
+        Ok(bytes) => match stamp(&String::from_utf8_lossy(&bytes)) {
+            Some(ms) => Some(ms),
+            None => host.stat(&Root::State, path).ok().map(|s| s.modified_ms),
+        },
         Err(FsError::NotFound) => None,
         Err(_) => host.stat(&Root::State, path).ok().map(|s| s.modified_ms),
     }
@@ -189,16 +248,15 @@ fn claim(host: &impl Host, path: &str, token: &str) -> Claim {
         Err(FsError::NotFound) => return Claim::Retry,
         Err(err) => return Claim::Failed(err),
     }
-    match stale_age(host, path) {
+    match stale(host, path) {
         Some(_) => break_stale(host, path, token),
         None => Claim::Busy,
     }
 }
 
-/// How long ago the lock at `path` was taken, when that is longer than `STALE_LOCK_MS`.
-fn stale_age(host: &impl Host, path: &str) -> Option<u64> {
-    let age = host.now_ms().saturating_sub(taken_ms(host, path)?);
-    (age > STALE_LOCK_MS).then_some(age)
+/// Why the lock at `path` is stale, when it is (see `too_far`).
+fn stale(host: &impl Host, path: &str) -> Option<String> {
+    too_far(host.now_ms(), taken_ms(host, path)?, STALE_LOCK_MS)
 }
 
 /// A breaker of a lock left by a dead process is itself dead past this (breaking takes a few
@@ -217,10 +275,12 @@ fn break_stale(host: &impl Host, path: &str, token: &str) -> Claim {
             Ok(()) => break,
             // Another process is breaking it right now, or died doing so (cleared once, then
             // taken in this same attempt).
-            Err(FsError::AlreadyExists)
-                if !cleared
-                    && taken_ms(host, &breaker).is_some_and(|t| host.now_ms().saturating_sub(t) > STALE_BREAKER_MS) =>
-            {
+            Err(FsError::AlreadyExists) if !cleared => {
+                let Some(why) = taken_ms(host, &breaker).and_then(|t| too_far(host.now_ms(), t, STALE_BREAKER_MS))
+                else {
+                    return Claim::Busy;
+                };
+                host.log(Level::Warn, &format!("clearing the stale breaker `{breaker}` ({why})"));
                 let _ = host.remove_file(&Root::State, &breaker);
                 cleared = true;
             }
@@ -229,11 +289,8 @@ fn break_stale(host: &impl Host, path: &str, token: &str) -> Claim {
             Err(err) => return Claim::Failed(err),
         }
     }
-    if let Some(age) = stale_age(host, path) {
-        host.log(
-            Level::Warn,
-            &format!("breaking the stale lock `{path}` ({age} ms old; its process died mid-operation)"),
-        );
+    if let Some(why) = stale(host, path) {
+        host.log(Level::Warn, &format!("breaking the stale lock `{path}` ({why})"));
         let _ = host.remove_file(&Root::State, path);
     }
     let _ = host.remove_file(&Root::State, &breaker);
@@ -250,10 +307,14 @@ pub fn conflict(what: &str) -> ToolError {
     .with_details(json!({"resource": what}))
 }
 
-/// Runs `f` holding the lock `name`.
-pub fn with_lock<H: Host, T>(host: &H, name: &str, f: impl FnOnce() -> Result<T, ToolError>) -> Result<T, ToolError> {
-    let lock = lock(host, name)?;
-    let result = f();
+/// Runs `f` holding the lock `name`; long work renews it (`Lock::refresh`).
+pub fn with_lock<H: Host, T>(
+    host: &H,
+    name: &str,
+    f: impl FnOnce(&mut Lock) -> Result<T, ToolError>,
+) -> Result<T, ToolError> {
+    let mut lock = lock(host, name)?;
+    let result = f(&mut lock);
     lock.release(host);
     result
 }
@@ -316,5 +377,80 @@ mod tests {
         assert!(host.file(&Root::State, &breaker).is_none());
         drop(dead);
         taken.release(&host);
+    }
+
+    #[test]
+    fn a_lock_stamped_in_the_future_is_stale() {
+        let host = FakeHost::new(1_000_000);
+        let path = "locks/skill-a.lock";
+        // A garbage stamp far ahead of any clock: judged by age alone it would never go stale.
+        host.write(&Root::State, path, b"99999999999999-1", WriteMode::CreateNew).unwrap();
+        let lock = super::lock(&host, "skill-a").expect("the garbage lock is broken");
+        assert!(host.logged("ms in the future"));
+        assert_eq!(host.file(&Root::State, path).unwrap(), lock.token.as_bytes());
+        lock.release(&host);
+
+        // A clock stepped back a little: the lock is still held.
+        let held = super::lock(&host, "skill-a").unwrap();
+        host.now.set(1_000_000 - STALE_LOCK_MS / 2);
+        assert!(try_lock(&host, "skill-a").is_none(), "a stamp within the stale age is live either way");
+        // Stepped back past the stale age: broken, and retaken by another process, whose lock
+        // the first holder's release leaves alone (its stamp is from the future, not young).
+        host.now.set(1_000_000 - STALE_LOCK_MS - 1);
+        let other = try_lock(&host, "skill-a").expect("a stamp too far ahead is stale");
+        held.release(&host);
+        assert_eq!(host.file(&Root::State, path).unwrap(), other.token.as_bytes(), "the other holder's lock stays");
+        other.release(&host);
+        assert!(host.file(&Root::State, path).is_none());
+    }
+
+    #[test]
+    fn a_breaker_stamped_in_the_future_is_cleared() {
+        let host = FakeHost::new(1_000_000);
+        let path = "locks/skill-a.lock";
+        let dead = super::lock(&host, "skill-a").unwrap();
+        host.advance(STALE_LOCK_MS + 1);
+        let breaker = format!("{path}.break");
+        host.write(&Root::State, &breaker, b"99999999999999-1", WriteMode::CreateNew).unwrap();
+        let taken = try_lock(&host, "skill-a").expect("the breaker from the future is cleared, then the dead lock");
+        assert!(host.logged("clearing the stale breaker") && host.logged("ms in the future"));
+        assert!(host.file(&Root::State, &breaker).is_none());
+        assert_eq!(host.file(&Root::State, path).unwrap(), taken.token.as_bytes());
+        drop(dead);
+        taken.release(&host);
+    }
+
+    #[test]
+    fn a_holder_that_renews_its_lock_is_not_broken_and_one_that_does_not_is() {
+        let host = FakeHost::new(1_000_000);
+        let mut renewing = super::lock(&host, "skill-a").unwrap();
+        let silent = super::lock(&host, "skill-b").unwrap();
+        // Renewing a young lock is free: nothing is written.
+        let before = host.snapshot();
+        assert!(renewing.refresh(&host));
+        assert_eq!(host.snapshot(), before);
+        for _ in 0..3 {
+            host.advance(STALE_LOCK_MS / 2);
+            assert!(renewing.refresh(&host));
+        }
+        assert!(try_lock(&host, "skill-a").is_none(), "renewed: held past the stale age, not broken");
+        let path = "locks/skill-a.lock";
+        assert_eq!(host.file(&Root::State, path).unwrap(), renewing.token.as_bytes());
+        let locks: Vec<String> = host.list_dir(&Root::State, LOCK_DIR).unwrap().into_iter().map(|(n, _)| n).collect();
+        assert_eq!(locks, ["skill-a.lock", "skill-b.lock"], "no temp file left");
+        let other = try_lock(&host, "skill-b").expect("the lock that was never renewed is broken");
+        assert!(host.logged("breaking the stale lock `locks/skill-b.lock`"));
+        assert!(!host.logged("breaking the stale lock `locks/skill-a.lock`"));
+
+        // A holder renewing too late finds its lock taken: it says so, and leaves the new one.
+        let mut late = silent;
+        assert!(!late.refresh(&host));
+        assert!(host.logged("could not renew the lock `locks/skill-b.lock`"));
+        assert_eq!(host.file(&Root::State, "locks/skill-b.lock").unwrap(), other.token.as_bytes());
+        assert!(host.file(&Root::State, "locks/skill-b.lock.break").is_none());
+        late.release(&host);
+        other.release(&host);
+        renewing.release(&host);
+        assert!(host.file(&Root::State, LOCK_DIR).is_none() && host.list_dir(&Root::State, LOCK_DIR).is_err());
     }
 }

@@ -107,22 +107,22 @@ fn dispatch(host: &impl Host, active: &mut Active, ctx: &CallContext, args: &str
         Some("pin") => {
             let name = one_arg(rest, "pin NAME")?;
             skills::owned_skill(host, ctx, name)?;
-            locked(host, name, || skills::pin(host, active, ctx, name, true, a.json))
+            locked(host, name, |_| skills::pin(host, active, ctx, name, true, a.json))
         }
         Some("unpin") => {
             let name = one_arg(rest, "unpin NAME")?;
             skills::owned_skill(host, ctx, name)?;
-            locked(host, name, || skills::pin(host, active, ctx, name, false, a.json))
+            locked(host, name, |_| skills::pin(host, active, ctx, name, false, a.json))
         }
         Some("archive") => {
             let name = one_arg(rest, "archive NAME")?;
             skills::archivable(host, ctx, name)?;
-            locked(host, name, || skills::archive(host, active, ctx, name, a.json))
+            locked(host, name, |lock| skills::archive(host, active, ctx, name, lock, a.json))
         }
         Some("restore") => {
             let name = one_arg(rest, "restore NAME")?;
             crate::library::curator::restorable(host, name)?;
-            locked(host, name, || skills::restore(host, active, name, a.json))
+            locked(host, name, |_| skills::restore(host, active, name, a.json))
         }
         Some("curator") => skills::curator(host, active, rest, a.json),
         Some("show") => skills::show(host, ctx, one_arg(rest, "show NAME")?, a.json),
@@ -130,11 +130,15 @@ fn dispatch(host: &impl Host, active: &mut Active, ctx: &CallContext, args: &str
     }
 }
 
-/// Runs a change to skill `name` under the lock every writer of it takes.
-fn locked<H: Host>(host: &H, name: &str, f: impl FnOnce() -> Result<String, String>) -> Result<String, String> {
-    let lock =
+/// Runs a change to skill `name` under the lock every writer of it takes (long work renews it).
+fn locked<H: Host>(
+    host: &H,
+    name: &str,
+    f: impl FnOnce(&mut state_file::Lock) -> Result<String, String>,
+) -> Result<String, String> {
+    let mut lock =
         state_file::lock(host, &skill_lock(name)).map_err(|e| format!("{} ({}): {}", e.message, e.code, e.hint))?;
-    let result = f();
+    let result = f(&mut lock);
     lock.release(host);
     result
 }

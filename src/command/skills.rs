@@ -18,10 +18,11 @@ pub(super) fn archive(
     active: &mut Active,
     ctx: &CallContext,
     name: &str,
+    lock: &mut crate::state_file::Lock,
     json_mode: bool,
 ) -> Result<String, String> {
     let location = archivable(host, ctx, name)?;
-    let folder = skill_manage::archive_location(host, &ctx.session, &location, "archived by the operator")
+    let folder = skill_manage::archive_location(host, &ctx.session, &location, "archived by the operator", lock)
         .map_err(|e| e.message)?;
     active.cache.forget(&location.root, &location.path());
     answer(json_mode, json!({"archived": name, "archive": folder}), || format!("archived `{name}` to {folder}"))

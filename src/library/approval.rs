@@ -244,7 +244,7 @@ pub fn approve(
     let skill = load_current(host, id)?.skill;
     // Under the skill's lock, and only if the staged write is still there: two operators (or
     // processes) approving the same id apply it once, and a merge cannot replace it meanwhile.
-    crate::state_file::with_lock(host, &skill_lock(&skill), || {
+    crate::state_file::with_lock(host, &skill_lock(&skill), |_| {
         apply(host, id, load_current(host, id)?, accepted, author, keep)
     })
 }
@@ -484,7 +484,7 @@ fn recheck<H: Host>(store: &Store<'_, H>, manifest: &Manifest) -> Result<(), Too
 
 pub fn reject(host: &impl Host, id: &str) -> Result<Manifest, ToolError> {
     let skill = load_current(host, id)?.skill;
-    crate::state_file::with_lock(host, &skill_lock(&skill), || {
+    crate::state_file::with_lock(host, &skill_lock(&skill), |_| {
         let manifest = load_current(host, id)?;
         discard(host, id);
         // Entries it replaced, should a crash have left one: they must not come back.

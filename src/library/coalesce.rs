@@ -37,7 +37,7 @@ pub fn stage_merged(
     root: &Root,
     built_on: Option<&str>,
 ) -> Result<Manifest, ToolError> {
-    state_file::with_lock(host, &skill_lock(change.skill), || {
+    state_file::with_lock(host, &skill_lock(change.skill), |_| {
         let earlier = pending_for(host, root, change.path);
         if let Some(last) = earlier.last()
             && last.base_sha256 != change.old.map(sha256_hex)

@@ -205,13 +205,13 @@ pub fn pass(
         if !dry_run {
             // Under the skill's lock, and only if the file is still what was judged: an agent's
             // patch in between wins, and the curator looks again next pass.
-            let result = crate::state_file::with_lock(host, &skill_lock(name), || {
+            let result = crate::state_file::with_lock(host, &skill_lock(name), |lock| {
                 let now_bytes = store.read(&skill.location.root, &skill.location.path())?;
                 if now_bytes != bytes {
                     return Err(crate::state_file::conflict(name));
                 }
                 if target == "archived" {
-                    archive_location(host, "", &skill.location, &change.reason).map(|_| ())
+                    archive_location(host, "", &skill.location, &change.reason, lock).map(|_| ())
                 } else {
                     file.set_meta(meta::STATUS, target);
                     let after = file.to_text();

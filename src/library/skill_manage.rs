@@ -404,6 +404,28 @@ pub(crate) fn refuse_foreign_folder(
     Ok(())
 }
 
+/// Under the skill's lock, `conflict` when `path` is a supporting file of a package whose SKILL.md
+/// is gone: another process archived the skill (renamed its folder away) after the guards read
+/// it. A new file's compare-and-swap cannot see that (it was absent then and is absent now), and
+/// writing it would recreate `NAME/` as a folder without a SKILL.md. A change to the SKILL.md
+/// itself needs no such check: the file it was based on is gone, so its own swap fails.
+fn refuse_orphan(host: &impl Host, root: &Root, name: &str, path: &str) -> Result<(), ToolError> {
+    let skill_md = format!("{name}/SKILL.md");
+    if path == skill_md || !path.starts_with(&format!("{name}/")) {
+        return Ok(());
+    }
+    match host.stat(root, &skill_md) {
+        Ok(stat) if stat.kind == crate::host::EntryKind::File => Ok(()),
+        Ok(_) | Err(FsError::NotFound) => Err(state_file::conflict(name).with_details(json!({
+            "resource": name,
+            "path": path,
+            "missing": skill_md,
+            "reason": "the skill was archived or removed by another process since it was read",
+        }))),
+        Err(err) => Err(fs_error(err, &skill_md)),
+    }
+}
+
 /// `exists` when a skill of this name is in any scope.
 fn refuse_existing(store: &Store<impl Host>, name: &str) -> Result<(), ToolError> {
     match store.locate(name)? {
@@ -445,7 +467,7 @@ fn commit(host: &impl Host, cx: &mut Context, write: Write) -> Result<Value, Too
         // Compare and swap under the skill's lock: every process that changes this skill takes
         // it, and what this change was based on must still be what is on disk (a person's editor
         // takes no lock). The guards before ran without it, so a refusal leaves no trace.
-        state_file::with_lock(host, &skill_lock(name), || {
+        state_file::with_lock(host, &skill_lock(name), |_| {
             let current = match host.read(root, path) {
                 Ok(bytes) => Some(bytes),
                 Err(FsError::NotFound) => None,
@@ -454,6 +476,7 @@ fn commit(host: &impl Host, cx: &mut Context, write: Write) -> Result<Value, Too
             if current.as_deref() != old {
                 return Err(state_file::conflict(name).with_details(json!({"resource": name, "path": path})));
             }
+            refuse_orphan(host, root, name, path)?;
             // The name in the other scope, created by another process since the guards ran,
             // would shadow this skill or be shadowed by it: taken (both scopes share this lock).
             if operation == "create" {
@@ -886,13 +909,13 @@ fn archive(host: &impl Host, cx: &mut Context, args: &Args) -> Result<Value, Too
         return Err(ToolError::new("pinned", format!("`{name}` is pinned"), "ask the operator to unpin it first"));
     }
     let reason = args.reason.as_deref().unwrap_or("archived by the agent");
-    let archived = state_file::with_lock(host, &skill_lock(name), || {
+    let archived = state_file::with_lock(host, &skill_lock(name), |lock| {
         // The skill as it was judged, or a conflict: another process may have changed it.
         let store = Store::new(host, cx.session);
         if store.read(&location.root, &location.path()).ok().as_deref() != Some(bytes.as_slice()) {
             return Err(state_file::conflict(name));
         }
-        archive_location(host, cx.session, &location, reason)
+        archive_location(host, cx.session, &location, reason, lock)
     })?;
     cx.cache.forget(&location.root, &location.path());
     Ok(json!({"status": "archived", "name": name, "archive": archived}))
@@ -902,12 +925,14 @@ fn archive(host: &impl Host, cx: &mut Context, args: &Args) -> Result<Value, Too
 /// a hidden `archive/.partial-…` folder, published with one rename, and then the skill leaves its
 /// root with one rename to a hidden `.NAME.archived-…` entry that is removed afterwards. A crash at
 /// any point leaves the skill whole or gone, never half; what a dead call leaves is hidden debris
-/// that `cleanup` removes. Returns the archive folder.
+/// that `cleanup` removes. Returns the archive folder. The caller holds the skill's `lock`; the
+/// copy renews it.
 pub fn archive_location(
     host: &impl Host,
     session: &str,
     location: &Location,
     reason: &str,
+    lock: &mut state_file::Lock,
 ) -> Result<String, ToolError> {
     let store = Store::new(host, session);
     let now = host.now_ms();
@@ -929,26 +954,40 @@ pub fn archive_location(
         "archivedAt": time::iso(now),
         "reason": reason,
     });
-    let copy = || -> Result<(), ToolError> {
+    let mut copy = || -> Result<(), ToolError> {
         for (from, to) in &files {
             let bytes = store.read(&location.root, from)?;
             host.write(&Root::State, to, &bytes, crate::host::WriteMode::CreateNew).map_err(|e| fs_error(e, to))?;
+            // A big package takes longer to copy than an unrenewed lock lives. A lock lost
+            // meanwhile means another process may be changing the skill: it is not moved away.
+            if !lock.refresh(host) {
+                return Err(state_file::conflict(&location.name));
+            }
         }
         let note_path = format!("{partial}/archived.json");
         host.write(&Root::State, &note_path, note.to_string().as_bytes(), crate::host::WriteMode::CreateNew)
             .map_err(|e| fs_error(e, &note_path))?;
         host.rename(&Root::State, &partial, &folder).map_err(|e| fs_error(e, &folder))
     };
+    // A withdrawn copy leaves no trace, not even the archive folder it may have been the first in.
+    let withdraw = |copied: &str| {
+        cleanup::remove_tree(host, &Root::State, copied);
+        let _ = host.remove_dir(&Root::State, "archive");
+    };
     if let Err(err) = copy() {
-        cleanup::remove_tree(host, &Root::State, &partial);
+        withdraw(&partial);
         return Err(err);
     }
     let debris = cleanup::retired_name(&location.path_in_root(), now);
     if let Err(err) = host.rename(&location.root, &location.path_in_root(), &debris) {
         // The skill stays where it was; the archive copy is withdrawn.
-        cleanup::remove_tree(host, &Root::State, &folder);
+        withdraw(&folder);
         return Err(fs_error(err, &location.path_in_root()));
     }
     cleanup::remove_tree(host, &location.root, &debris);
     Ok(folder)
 }
+
+#[cfg(test)]
+#[path = "skill_manage_tests.rs"]
+mod tests;

@@ -6,6 +6,7 @@
 use crate::config::{GateKind, JevConfig, OpenAiConfig, ReviewConfig};
 use crate::host::{Host, HttpError, HttpRequest, Level, Root, WriteMode};
 use crate::schedule::digest::Digest;
+use crate::state_file::Lock;
 use crate::time;
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -16,8 +17,8 @@ pub const CHOICES: [&str; 3] = ["yes", "no", "unclear"];
 pub const LOG_PATH: &str = "gates.jsonl";
 /// Path on the gate endpoint the request is posted to.
 pub const ENDPOINT_PATH: &str = "/choice";
-/// The longest attempt when the session's state is on disk (two attempts stay under the 10 s
-/// after which other processes break the session's lock as stale).
+/// The longest attempt when the session's state is on disk: the session's lock, renewed before
+/// each attempt, must not go 10 s unrenewed, after which other processes break it as stale.
 pub const MAX_ATTEMPT_MS_UNDER_LOCK: u32 = 4_000;
 /// Consecutive failures that open the breaker.
 pub const BREAKER_THRESHOLD: u32 = 3;
@@ -270,13 +271,15 @@ impl Breaker {
     }
 }
 
-/// Asks the model gate once (retrying 429/5xx once). Returns the record to log.
+/// Asks the model gate once (retrying 429/5xx once), renewing the session's `lock` before each
+/// attempt when the caller holds it. Returns the record to log.
 pub fn ask<'a>(
     host: &impl Host,
     gate: impl Into<ModelGate<'a>>,
     breaker: &mut Breaker,
     session: &str,
     digest: &Digest,
+    mut lock: Option<&mut Lock>,
 ) -> (Verdict, GateRecord) {
     let gate = gate.into();
     let confident_no = gate.confident_no();
@@ -300,16 +303,23 @@ pub fn ask<'a>(
     }
     let mut request = gate.request(session, digest);
     // With session state on disk the call holds the session's lock, which other processes take
-    // for stale after 10 s: both attempts must end well before that.
+    // for stale after 10 s unrenewed: each attempt must end well before that.
     if crate::schedule::sessions::persisted(host) {
         request.timeout_ms = request.timeout_ms.min(MAX_ATTEMPT_MS_UNDER_LOCK);
     }
     let timeout_ms = request.timeout_ms;
-    let mut outcome = host.http_post(&request);
+    // A lock lost anyway is logged by `refresh`; the answer is still this event's to act on.
+    let mut attempt = || {
+        if let Some(lock) = lock.as_deref_mut() {
+            lock.refresh(host);
+        }
+        host.http_post(&request)
+    };
+    let mut outcome = attempt();
     if let Ok(response) = &outcome
         && (response.status == 429 || response.status >= 500)
     {
-        outcome = host.http_post(&request);
+        outcome = attempt();
     }
     let failure = match outcome {
         Ok(response) if (200..300).contains(&response.status) => match gate.answer(&response.body) {

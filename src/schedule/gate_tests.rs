@@ -80,7 +80,7 @@ fn answers_parse_strictly() {
 #[test]
 fn a_confident_no_skips_and_the_record_has_the_seed_fields() {
     let host = host_with(vec![ok(r#"{"choice":"no","confidence":0.92,"probability":0.95}"#)]);
-    let (verdict, record) = ask(&host, &jev(), &mut Breaker::default(), "s1", &digest());
+    let (verdict, record) = ask(&host, &jev(), &mut Breaker::default(), "s1", &digest(), None);
     assert_eq!(verdict, Verdict::Skip);
     let line: Value = serde_json::to_value(&record).unwrap();
     let keys: Vec<&str> = line.as_object().unwrap().keys().map(String::as_str).collect();
@@ -97,12 +97,12 @@ fn a_confident_no_skips_and_the_record_has_the_seed_fields() {
 #[test]
 fn retries_once_on_429_and_5xx_then_falls_back() {
     let host = host_with(vec![status(429), ok(r#"{"choice":"yes","confidence":0.6}"#)]);
-    let (verdict, record) = ask(&host, &jev(), &mut Breaker::default(), "s1", &digest());
+    let (verdict, record) = ask(&host, &jev(), &mut Breaker::default(), "s1", &digest(), None);
     assert_eq!((verdict, record.source), (Verdict::Review, "jev"));
     assert_eq!(host.http_requests.borrow().len(), 2);
 
     let host = host_with(vec![status(500), status(503)]);
-    let (verdict, record) = ask(&host, &jev(), &mut Breaker::default(), "s1", &digest());
+    let (verdict, record) = ask(&host, &jev(), &mut Breaker::default(), "s1", &digest(), None);
     assert_eq!(verdict, Verdict::Review);
     assert_eq!(record.source, "counters");
     assert_eq!(record.reason, "fallback: http 503 after one retry");
@@ -119,7 +119,7 @@ fn other_failures_fall_back_without_retry() {
     ];
     for (response, reason) in cases {
         let host = host_with(vec![response]);
-        let (verdict, record) = ask(&host, &jev(), &mut Breaker::default(), "s1", &digest());
+        let (verdict, record) = ask(&host, &jev(), &mut Breaker::default(), "s1", &digest(), None);
         assert_eq!((verdict, record.source, record.reason.as_str()), (Verdict::Review, "counters", reason));
         assert_eq!(host.http_requests.borrow().len(), 1);
         assert_eq!(record.choice, None);
@@ -131,10 +131,10 @@ fn three_consecutive_failures_open_the_breaker() {
     let host = host_with(vec![status(401), status(401), status(401), ok(r#"{"choice":"no","confidence":1}"#)]);
     let mut breaker = Breaker::default();
     for _ in 0..3 {
-        ask(&host, &jev(), &mut breaker, "s1", &digest());
+        ask(&host, &jev(), &mut breaker, "s1", &digest(), None);
     }
     assert!(breaker.open);
-    let (verdict, record) = ask(&host, &jev(), &mut breaker, "s1", &digest());
+    let (verdict, record) = ask(&host, &jev(), &mut breaker, "s1", &digest(), None);
     assert_eq!((verdict, record.reason.as_str()), (Verdict::Review, "fallback: circuit open"));
     assert_eq!(host.http_requests.borrow().len(), 3, "no call once open");
     assert!(host.logged("circuit is open"));
@@ -145,7 +145,7 @@ fn a_success_resets_the_failure_count() {
     let host = host_with(vec![status(401), status(401), ok(r#"{"choice":"yes"}"#), status(401), status(401)]);
     let mut breaker = Breaker::default();
     for _ in 0..5 {
-        ask(&host, &jev(), &mut breaker, "s1", &digest());
+        ask(&host, &jev(), &mut breaker, "s1", &digest(), None);
     }
     assert!(!breaker.open);
     assert_eq!(breaker.consecutive_failures, 2);
@@ -156,7 +156,7 @@ fn a_credential_in_the_transport_error_never_reaches_the_log() {
     let password = format!("{}{}", "Zr7-kq2", "Lp9xW3");
     let message = format!("proxy https://gate:{password}@proxy.corp.io:8080 refused the connection");
     let host = host_with(vec![Err(HttpError::Network(message))]);
-    let (_, record) = ask(&host, &jev(), &mut Breaker::default(), "s1", &digest());
+    let (_, record) = ask(&host, &jev(), &mut Breaker::default(), "s1", &digest(), None);
     assert_eq!(record.reason, "fallback: network error");
     assert!(host.logged("gate network error: proxy https://gate:[redacted: password-in-url]@"));
     assert!(!host.logged(&password));
@@ -192,7 +192,7 @@ fn llm_with(script: Vec<Result<HttpResponse, HttpError>>) -> FakeHost {
 #[test]
 fn openai_posts_one_chat_completion_with_the_question_and_the_digest_only() {
     let host = llm_with(vec![completion(json!(r#"{"choice":"yes","confidence":0.9}"#))]);
-    ask(&host, &openai(), &mut Breaker::default(), "s1", &digest());
+    ask(&host, &openai(), &mut Breaker::default(), "s1", &digest(), None);
     let requests = host.http_requests.borrow();
     assert_eq!(requests.len(), 1);
     let request = &requests[0];
@@ -225,7 +225,7 @@ fn openai_posts_one_chat_completion_with_the_question_and_the_digest_only() {
     let other =
         OpenAiConfig { model: "llama3.1:8b".into(), path: "/v1/chat/completions".into(), max_tokens: 64, ..openai() };
     let host = llm_with(vec![completion(json!(r#"{"choice":"yes"}"#))]);
-    ask(&host, &other, &mut Breaker::default(), "s1", &digest());
+    ask(&host, &other, &mut Breaker::default(), "s1", &digest(), None);
     let body: Value = serde_json::from_slice(&host.http_requests.borrow()[0].body).unwrap();
     assert_eq!((body["model"].as_str(), body["max_tokens"].as_u64()), (Some("llama3.1:8b"), Some(64)));
     assert_eq!(host.http_requests.borrow()[0].path, "/v1/chat/completions");
@@ -243,7 +243,7 @@ fn openai_answers_map_through_the_seed_table() {
     ];
     for (content, verdict, reason, choice) in cases {
         let host = llm_with(vec![completion(json!(content))]);
-        let (got, record) = ask(&host, &openai(), &mut Breaker::default(), "s1", &digest());
+        let (got, record) = ask(&host, &openai(), &mut Breaker::default(), "s1", &digest(), None);
         assert_eq!((got, record.source, record.reason.as_str(), record.choice), (verdict, "openai", reason, choice));
         assert_eq!(record.decision, if verdict == Verdict::Skip { "skip" } else { "review" });
         assert_eq!(record.threshold, 0.75);
@@ -251,7 +251,7 @@ fn openai_answers_map_through_the_seed_table() {
     // The threshold is the openai block's own.
     let strict = OpenAiConfig { confident_no: 1.0, ..openai() };
     let host = llm_with(vec![completion(json!(r#"{"choice":"no","confidence":0.99}"#))]);
-    let (verdict, record) = ask(&host, &strict, &mut Breaker::default(), "s1", &digest());
+    let (verdict, record) = ask(&host, &strict, &mut Breaker::default(), "s1", &digest(), None);
     assert_eq!((verdict, record.threshold), (Verdict::Review, 1.0));
 }
 
@@ -265,7 +265,7 @@ fn openai_accepts_the_answer_fenced_or_padded() {
         "\n```json\n  {\"choice\": \"No\", \"confidence\": 0.9}\n```\n",
     ] {
         let host = llm_with(vec![completion(json!(content))]);
-        let (verdict, record) = ask(&host, &openai(), &mut Breaker::default(), "s1", &digest());
+        let (verdict, record) = ask(&host, &openai(), &mut Breaker::default(), "s1", &digest(), None);
         assert_eq!((verdict, record.source), (Verdict::Skip, "openai"), "{content:?}");
     }
 }
@@ -302,7 +302,7 @@ fn openai_malformed_completions_fall_back_to_review() {
     for (what, response) in cases {
         let host = llm_with(vec![response]);
         let mut breaker = Breaker::default();
-        let (verdict, record) = ask(&host, &openai(), &mut breaker, "s1", &digest());
+        let (verdict, record) = ask(&host, &openai(), &mut breaker, "s1", &digest(), None);
         assert_eq!(
             (verdict, record.source, record.reason.as_str(), record.choice),
             (Verdict::Review, "counters", "fallback: malformed answer", None),
@@ -326,7 +326,7 @@ fn openai_parse_completion_reads_only_the_first_choice() {
 #[test]
 fn openai_retries_once_on_429_and_5xx_then_falls_back() {
     let host = llm_with(vec![status(429), completion(json!(r#"{"choice":"no","confidence":0.9}"#))]);
-    let (verdict, record) = ask(&host, &openai(), &mut Breaker::default(), "s1", &digest());
+    let (verdict, record) = ask(&host, &openai(), &mut Breaker::default(), "s1", &digest(), None);
     assert_eq!((verdict, record.source), (Verdict::Skip, "openai"));
     let requests = host.http_requests.borrow();
     assert_eq!(requests.len(), 2);
@@ -335,7 +335,7 @@ fn openai_retries_once_on_429_and_5xx_then_falls_back() {
 
     let host = llm_with(vec![status(500), status(500)]);
     let mut breaker = Breaker::default();
-    let (verdict, record) = ask(&host, &openai(), &mut breaker, "s1", &digest());
+    let (verdict, record) = ask(&host, &openai(), &mut breaker, "s1", &digest(), None);
     assert_eq!(
         (verdict, record.source, record.reason.as_str()),
         (Verdict::Review, "counters", "fallback: http 500 after one retry")
@@ -350,7 +350,7 @@ fn openai_retries_once_on_429_and_5xx_then_falls_back() {
         (Err(HttpError::Network("dns".into())), "fallback: network error"),
     ] {
         let host = llm_with(vec![response]);
-        let (verdict, record) = ask(&host, &openai(), &mut Breaker::default(), "s1", &digest());
+        let (verdict, record) = ask(&host, &openai(), &mut Breaker::default(), "s1", &digest(), None);
         assert_eq!((verdict, record.reason.as_str()), (Verdict::Review, reason));
         assert_eq!(host.http_requests.borrow().len(), 1, "{reason}: no retry");
     }
@@ -367,11 +367,11 @@ fn openai_three_consecutive_failures_open_the_breaker() {
     ]);
     let mut breaker = Breaker::default();
     for _ in 0..3 {
-        assert_eq!(ask(&host, &openai(), &mut breaker, "s1", &digest()).0, Verdict::Review);
+        assert_eq!(ask(&host, &openai(), &mut breaker, "s1", &digest(), None).0, Verdict::Review);
     }
     assert!(breaker.open);
     assert_eq!(host.http_requests.borrow().len(), 4);
-    let (verdict, record) = ask(&host, &openai(), &mut breaker, "s1", &digest());
+    let (verdict, record) = ask(&host, &openai(), &mut breaker, "s1", &digest(), None);
     assert_eq!((verdict, record.reason.as_str()), (Verdict::Review, "fallback: circuit open"));
     assert_eq!(host.http_requests.borrow().len(), 4, "no call once open");
     assert!(host.logged("circuit is open"));
@@ -380,7 +380,7 @@ fn openai_three_consecutive_failures_open_the_breaker() {
 #[test]
 fn openai_decisions_append_the_seed_fields_with_source_openai() {
     let host = llm_with(vec![completion(json!(r#"{"choice":"no","confidence":0.8}"#))]);
-    let (_, record) = ask(&host, &openai(), &mut Breaker::default(), "s1", &digest());
+    let (_, record) = ask(&host, &openai(), &mut Breaker::default(), "s1", &digest(), None);
     append(&host, &record);
     let log = String::from_utf8(host.file(&Root::State, LOG_PATH).unwrap()).unwrap();
     let line: Value = serde_json::from_str(log.trim_end()).unwrap();
@@ -391,6 +391,24 @@ fn openai_decisions_append_the_seed_fields_with_source_openai() {
         (&json!("openai"), &json!("skip"), &json!("no"), &json!(0.8))
     );
     assert_eq!((&line["probability"], &line["toolCalls"], &line["turn"]), (&Value::Null, &json!(7), &json!(3)));
+}
+
+#[test]
+fn each_attempt_renews_the_session_lock_the_call_is_held_under() {
+    let host = llm_with(vec![status(503), completion(json!(r#"{"choice":"yes","confidence":0.9}"#))]);
+    let gate = OpenAiConfig { timeout_ms: MAX_ATTEMPT_MS_UNDER_LOCK, ..openai() };
+    host.http_latency_ms.set(u64::from(MAX_ATTEMPT_MS_UNDER_LOCK));
+    let path = format!("locks/{}.lock", crate::schedule::sessions::lock_name("s1"));
+    let mut lock = crate::state_file::lock(&host, &crate::schedule::sessions::lock_name("s1")).unwrap();
+    // The event's own work before the gate took 3 s.
+    host.advance(3_000);
+    let (_, record) = ask(&host, &gate, &mut Breaker::default(), "s1", &digest(), Some(&mut lock));
+    assert_eq!(record.source, "openai");
+    // Renewed before the first attempt (at 4 000) and before the retry (at 8 000).
+    let stamp = String::from_utf8(host.file(&Root::State, &path).unwrap()).unwrap();
+    assert!(stamp.starts_with("8000-"), "{stamp}");
+    lock.release(&host);
+    assert!(host.file(&Root::State, &path).is_none());
 }
 
 // ---- the gate in the flow: the scheduler and the plugin's activation ----
@@ -491,6 +509,36 @@ mod in_the_flow {
         let requests = plugin.host().http_requests.borrow();
         assert_eq!((requests.len(), requests[0].endpoint.as_str()), (1, "llm"));
         assert!(!String::from_utf8_lossy(&requests[0].body).contains(SECRET));
+    }
+
+    #[test]
+    fn a_slow_gate_call_keeps_the_sessions_lock_from_going_stale() {
+        let host = llm_with(vec![status(503), completion(json!(r#"{"choice":"yes","confidence":0.9}"#))]);
+        host.http_latency_ms.set(u64::from(MAX_ATTEMPT_MS_UNDER_LOCK));
+        let mut plugin = Plugin::new(host);
+        plugin
+            .init(
+                r#"{"review":{"turnInterval":1,"gate":"openai","openai":{"timeoutMs":4000}}}"#,
+                &["agents".into(), "subagents".into()],
+            )
+            .unwrap();
+        plugin.tool_result(&ctx(), &bash());
+        // Another process looks at the session 3 s after the two attempts (8 s) ended, while the
+        // event still holds the session: 11 s after it took the lock, 7 s after it renewed it.
+        let broken = std::rc::Rc::new(std::cell::Cell::new(false));
+        let seen = broken.clone();
+        plugin.host().interleave(LOG_PATH, move |host| {
+            host.advance(3_000);
+            let lock = crate::state_file::try_lock(host, &crate::schedule::sessions::lock_name("s1"));
+            seen.set(lock.is_some());
+        });
+        let out = plugin.turn_end(&ctx(), TurnStatus::Completed);
+        assert_eq!(kinds(&out), [("gate".into(), "".into()), ("review".into(), "start".into())]);
+        assert_eq!(plugin.host().http_requests.borrow().len(), 2);
+        assert!(!broken.get(), "another process broke the session's lock during the event");
+        assert!(!plugin.host().logged("breaking the stale lock"));
+        let path = format!("{}/{}.lock", crate::state_file::LOCK_DIR, crate::schedule::sessions::lock_name("s1"));
+        assert!(plugin.host().file(&Root::State, &path).is_none(), "released");
     }
 
     #[test]

@@ -57,6 +57,9 @@ pub struct Scheduler {
     pub enabled_override: Option<bool>,
     /// A model gate (jev or openai) is configured and the host can serve it.
     pub gate_active: bool,
+    /// The lock of the session whose state is loaded from the state root (`Active::enter` to
+    /// `Active::leave`): the gate's call, slow as it may be, renews it.
+    pub(crate) session_lock: Option<crate::state_file::Lock>,
 }
 
 fn decision(session: &str, turn: u64, action: &str, reason: &str) -> Decision {
@@ -235,7 +238,7 @@ impl Scheduler {
                 state.last_gate_ms = Some(now);
                 let before = sessions::breaker_before(host, &self.breaker_memory, now);
                 self.breaker = before.clone();
-                let asked = gate::ask(host, model, &mut self.breaker, session, &digest);
+                let asked = gate::ask(host, model, &mut self.breaker, session, &digest, self.session_lock.as_mut());
                 sessions::breaker_after(host, &mut self.breaker_memory, &before, &self.breaker, now);
                 asked
             };

@@ -1,0 +1,161 @@
+//! Races of `skill_manage` with other processes, on the fake host through the whole plugin: a
+//! change lands on the skill it was based on or not at all, and an archive that outlives an
+//! unrenewed lock renews it.
+
+use super::*;
+use crate::api::{CallContext, Origin};
+use crate::fake::FakeHost;
+use crate::host::WriteMode;
+use crate::plugin::Plugin;
+use crate::state_file::{STALE_LOCK_MS, try_lock};
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+use std::rc::Rc;
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
+
+const START: u64 = 1_767_225_600_000;
+
+fn ours(name: &str) -> Vec<u8> {
+    format!(
+        "---\nname: {name}\ndescription: Ships the app to staging. Use when deploying.\nmetadata:\n  authored-by: self-evolve\n  version: \"1\"\n---\n1. build\n2. push\n"
+    )
+    .into_bytes()
+}
+
+/// The package `deploy` (SKILL.md and `references/`), viewed by the agent of session s1.
+fn setup(references: usize) -> Plugin<FakeHost> {
+    let host = FakeHost::new(START);
+    host.write(&Root::UserSkills, "deploy/SKILL.md", &ours("deploy"), WriteMode::CreateNew).unwrap();
+    for n in 0..references {
+        let path = format!("deploy/references/r{n}.md");
+        host.write(&Root::UserSkills, &path, b"notes\n", WriteMode::CreateNew).unwrap();
+    }
+    host.advance(crate::library::listing::RACY_MS);
+    let mut plugin = Plugin::new(host);
+    plugin.init("{}", &["tools".into()]).unwrap();
+    call(&mut plugin, r#"{"action":"view","name":"deploy"}"#).unwrap();
+    plugin
+}
+
+fn call(plugin: &mut Plugin<FakeHost>, args: &str) -> Result<Value, Value> {
+    let ctx =
+        CallContext { session: "s1".into(), agent: "main".into(), origin: Origin::User, depth: 0, cwd: String::new() };
+    plugin.host().advance(1);
+    match plugin.call_tool(&ctx, "skill_manage", args) {
+        Ok(out) => Ok(serde_json::from_str(&out).unwrap()),
+        Err(err) => Err(serde_json::from_str(&err).unwrap()),
+    }
+}
+
+type Disk = BTreeMap<Root, BTreeMap<String, crate::fake::Node>>;
+
+fn deploy() -> Location {
+    Location { scope: Scope::User, layout: Layout::Package, root: Root::UserSkills, name: "deploy".into() }
+}
+
+/// Another process archives `deploy` just before this call takes the skill's lock to write (after
+/// its guards read the skill); the disk as that process left it is kept in `after`.
+fn archive_meanwhile(host: &FakeHost) -> Rc<RefCell<Option<Disk>>> {
+    let after = Rc::new(RefCell::new(None));
+    let seen = after.clone();
+    host.interleave(crate::state_file::LOCK_DIR, move |host| {
+        state_file::with_lock(host, &skill_lock("deploy"), |lock| {
+            archive_location(host, "s2", &deploy(), "archived by another process", lock)
+        })
+        .unwrap();
+        *seen.borrow_mut() = Some(host.snapshot());
+    });
+    after
+}
+
+fn archived(host: &FakeHost) -> Vec<String> {
+    host.list_dir(&Root::State, "archive").unwrap().into_iter().map(|(n, _)| n).collect()
+}
+
+#[test]
+fn a_file_written_to_a_skill_archived_meanwhile_is_refused_and_the_folder_not_recreated() {
+    let mut plugin = setup(0);
+    let after = archive_meanwhile(plugin.host());
+    let refused = call(
+        &mut plugin,
+        r#"{"action":"write_file","name":"deploy","file_path":"references/new.md","content":"more notes\n"}"#,
+    )
+    .unwrap_err();
+    assert_eq!(refused["code"], "conflict", "{refused}");
+    assert_eq!(refused["details"]["missing"], "deploy/SKILL.md", "{refused}");
+    let host = plugin.host();
+    assert_eq!(host.snapshot(), after.borrow().clone().expect("the archive ran between the read and the write"));
+    assert!(host.stat(&Root::UserSkills, "deploy").is_err(), "no orphan folder `deploy/`");
+    assert_eq!(archived(host).len(), 1);
+}
+
+#[test]
+fn a_change_to_a_file_the_skill_had_when_it_was_archived_meanwhile_is_refused() {
+    // Both were refused before the SKILL.md check: the file they were based on is gone, so the
+    // compare-and-swap of the file itself fails.
+    for args in [
+        r#"{"action":"patch","name":"deploy","old_string":"2. push","new_string":"2. push the tag"}"#,
+        r#"{"action":"edit","name":"deploy","content":"---\nname: deploy\ndescription: Ships the app. Use when deploying.\n---\nbody\n"}"#,
+        r#"{"action":"remove_file","name":"deploy","file_path":"references/r0.md"}"#,
+        r#"{"action":"write_file","name":"deploy","file_path":"references/r0.md","content":"new notes\n"}"#,
+    ] {
+        let mut plugin = setup(1);
+        let after = archive_meanwhile(plugin.host());
+        let refused = call(&mut plugin, args).unwrap_err();
+        assert_eq!(refused["code"], "conflict", "{args}: {refused}");
+        let host = plugin.host();
+        assert_eq!(host.snapshot(), after.borrow().clone().expect("archived meanwhile"), "{args}");
+        assert!(host.stat(&Root::UserSkills, "deploy").is_err(), "{args}");
+    }
+}
+
+/// Makes each copy into `archive/` take `ms` on the clock, `copies` times; `probe` runs as
+/// another process at the last one.
+fn slow_copies(host: &FakeHost, copies: u32, ms: u64, probe: Rc<dyn Fn(&FakeHost)>) {
+    host.interleave("archive/", move |host| {
+        host.advance(ms);
+        if copies > 1 {
+            slow_copies(host, copies - 1, ms, probe);
+        } else {
+            probe(host);
+        }
+    });
+}
+
+#[test]
+fn an_archive_that_takes_longer_than_the_stale_age_keeps_its_lock() {
+    let mut plugin = setup(5);
+    // Six copies of 3 s each: 18 s under the skill's lock.
+    let broken = Rc::new(Cell::new(false));
+    let seen = broken.clone();
+    let probe = Rc::new(move |host: &FakeHost| seen.set(try_lock(host, &skill_lock("deploy")).is_some()));
+    slow_copies(plugin.host(), 6, STALE_LOCK_MS * 3 / 10, probe);
+    let out = call(&mut plugin, r#"{"action":"archive","name":"deploy"}"#).unwrap();
+    assert_eq!(out["status"], "archived");
+    let host = plugin.host();
+    assert!(!broken.get(), "another process broke the lock of an archive at work");
+    assert!(!host.logged("breaking the stale lock"));
+    assert!(host.stat(&Root::UserSkills, "deploy").is_err());
+    assert!(host.list_dir(&Root::State, crate::state_file::LOCK_DIR).is_err(), "the lock is released");
+}
+
+#[test]
+fn an_archive_whose_lock_was_broken_leaves_the_skill_where_it_is() {
+    let plugin = setup(2);
+    let host = plugin.host();
+    let before = host.snapshot();
+    // One copy outlasts the stale age; another process breaks the lock and takes it.
+    let taken = Rc::new(RefCell::new(None));
+    let holder = taken.clone();
+    let probe = Rc::new(move |host: &FakeHost| *holder.borrow_mut() = try_lock(host, &skill_lock("deploy")));
+    slow_copies(host, 1, STALE_LOCK_MS + 1, probe);
+    let mut lock = state_file::lock(host, &skill_lock("deploy")).unwrap();
+    let refused = archive_location(host, "s1", &deploy(), "archived", &mut lock).unwrap_err();
+    assert_eq!(refused.code, "conflict");
+    assert!(taken.borrow().is_some(), "the other process took the lock");
+    assert!(host.logged("could not renew the lock"));
+    lock.release(host);
+    taken.take().unwrap().release(host);
+    assert_eq!(host.snapshot(), before, "the skill is whole, the archive copy withdrawn");
+}
