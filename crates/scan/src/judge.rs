@@ -5,7 +5,7 @@
 //! a new example value written the usual way is recognised without a list update.
 //! Every function is bounded by its input, which the probes bound in turn.
 
-use aho_corasick::{AhoCorasick, AhoCorasickKind};
+use super::words::WordSet;
 use std::sync::OnceLock;
 
 /// Words that mark a value as documentation. Matched case-insensitively inside the value.
@@ -71,15 +71,9 @@ const TYPE_WORDS: &[&str] = &[
     "random",
 ];
 
-/// One automaton per word list: a value is read once, whatever the number of words.
-fn words(list: &[&'static [u8]], cell: &'static OnceLock<AhoCorasick>) -> &'static AhoCorasick {
-    cell.get_or_init(|| {
-        AhoCorasick::builder()
-            .ascii_case_insensitive(true)
-            .kind(Some(AhoCorasickKind::DFA))
-            .build(list)
-            .unwrap_or_else(|e| panic!("built-in scanner words: {e}"))
-    })
+/// One index per word list, built once.
+fn words(list: &[&'static [u8]], cell: &'static OnceLock<WordSet>) -> &'static WordSet {
+    cell.get_or_init(|| WordSet::new(list))
 }
 
 /// Words that show a value is looked up, not written: `secrets.X`, `os.environ`, …
@@ -87,7 +81,7 @@ const REFERENCE_WORDS: &[&[u8]] = &[b"${", b"{{", b"$(", b"secrets.", b"environ"
 
 /// A value that points at a secret kept elsewhere.
 pub fn is_reference(v: &[u8]) -> bool {
-    static REFERENCES: OnceLock<AhoCorasick> = OnceLock::new();
+    static REFERENCES: OnceLock<WordSet> = OnceLock::new();
     let Some(&first) = v.first() else { return true };
     matches!(first, b'<' | b'{' | b'@' | b'[' | b'(')
         || (first == b'$' && shell_reference(&v[1..]))
@@ -97,7 +91,10 @@ pub fn is_reference(v: &[u8]) -> bool {
         || v.starts_with(b"vault:")
         || v.starts_with(b"op://")
         || v.starts_with(b"arn:")
-        || words(REFERENCE_WORDS, &REFERENCES).is_match(v)
+        || {
+            let references = words(REFERENCE_WORDS, &REFERENCES);
+            references.any_in(v, references.all())
+        }
         || is_dotted_name(v)
 }
 
@@ -136,13 +133,14 @@ pub fn is_password_placeholder(v: &[u8]) -> bool {
 }
 
 /// Marker words in `v`: documentation markers, and with `password` also the password ones.
-/// One automaton holds both lists, so a value is read once.
+/// One index holds both lists, so a value is read once.
 fn marked(v: &[u8], password: bool) -> bool {
-    static ALL: OnceLock<AhoCorasick> = OnceLock::new();
+    static ALL: OnceLock<WordSet> = OnceLock::new();
     static LIST: OnceLock<Vec<&'static [u8]>> = OnceLock::new();
     let list = LIST.get_or_init(|| MARKERS.iter().chain(PASSWORD_MARKERS).copied().collect());
     let all = words(list, &ALL);
-    all.find_iter(v).any(|m| password || m.pattern().as_usize() < MARKERS.len())
+    let documentation = (1u64 << MARKERS.len()) - 1;
+    all.any_in(v, if password { all.all() } else { documentation })
 }
 
 /// One pass for the shapes of a placeholder: a run of six of one character (`xxxxxx`), a

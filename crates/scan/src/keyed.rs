@@ -15,13 +15,39 @@ pub struct Assignment {
     pub value: Range<usize>,
 }
 
-fn is_key_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-')
-}
+/// Byte classes as tables: the walks over keys and values run at every keyword, and a load is
+/// cheaper than the comparisons in the component.
+const KEY_BYTES: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        table[i] = b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-');
+        i += 1;
+    }
+    table
+};
 
 /// Bytes that end an unquoted value.
+const VALUE_ENDS: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut i = 0;
+    while i < 256 {
+        table[i] = matches!(
+            i as u8,
+            b' ' | b'\t' | b'\r' | b'\n' | b'"' | b'\'' | b'`' | b',' | b';' | b'&' | b'(' | b')' | b'[' | b']'
+        );
+        i += 1;
+    }
+    table
+};
+
+fn is_key_byte(b: u8) -> bool {
+    KEY_BYTES[usize::from(b)]
+}
+
 fn ends_value(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\r' | b'\n' | b'"' | b'\'' | b'`' | b',' | b';' | b'&' | b'(' | b')' | b'[' | b']')
+    VALUE_ENDS[usize::from(b)]
 }
 
 /// The key around the keyword at `at` and the value assigned to it, if the bytes there read as
@@ -167,7 +193,7 @@ fn credential_ending(key: &[u8]) -> bool {
         Some(i) if i > 0 && is_suffix_word(&key[i + 1..]) => &key[..i],
         _ => key,
     };
-    const ENDINGS: &[&[u8]] = &[
+    const ENDINGS: [&[u8]; 15] = [
         b"pass",
         b"passwd",
         b"pwd",
@@ -184,12 +210,31 @@ fn credential_ending(key: &[u8]) -> bool {
         b"base",
         b"creds",
     ];
-    let mut tail = [0u8; 12];
+    // Each ending as a number of its bytes, the last byte lowest, and the key's last twelve
+    // bytes lowercased the same way: an ending is one masked compare, not a slice compare (a
+    // call in the component) per ending at every keyword.
+    const fn packed(word: &[u8]) -> u128 {
+        let mut value = 0u128;
+        let mut i = 0;
+        while i < word.len() {
+            value = value << 8 | word[i] as u128;
+            i += 1;
+        }
+        value
+    }
+    const PACKED: [(u128, u128); 15] = {
+        let mut table = [(0u128, 0u128); 15];
+        let mut k = 0;
+        while k < 15 {
+            table[k] = (packed(ENDINGS[k]), (1u128 << (8 * ENDINGS[k].len())) - 1);
+            k += 1;
+        }
+        table
+    };
+    let tail =
+        key[key.len() - key.len().min(12)..].iter().fold(0u128, |v, c| v << 8 | u128::from(c.to_ascii_lowercase()));
     let n = key.len().min(12);
-    tail[..n].copy_from_slice(&key[key.len() - n..]);
-    tail[..n].make_ascii_lowercase();
-    let tail = &tail[..n];
-    ENDINGS.iter().any(|e| tail.ends_with(e))
+    PACKED.iter().zip(ENDINGS).any(|(&(word, mask), e)| e.len() <= n && tail & mask == word)
 }
 
 /// A word that follows a credential's name without changing it: a number or an environment.

@@ -19,6 +19,7 @@ mod keyed;
 mod prefilter;
 mod rules;
 mod shapes;
+mod words;
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 pub use hidden::hides_text;
@@ -192,8 +193,9 @@ fn token_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'+' | b'~')
 }
 
-/// A probe that reads to the end of its entry and says where it stopped.
-type LineProbe = fn(&[u8], usize) -> (usize, Option<shapes::Found>);
+/// A probe that reads to the end of its entry and says where it stopped; it never reads back
+/// past where the previous call of its kind stopped (the third argument).
+type LineProbe = fn(&[u8], usize, usize) -> (usize, Option<shapes::Found>);
 
 /// Where each kind of probe stopped reading: anchors before it were covered.
 struct Covered {
@@ -259,7 +261,7 @@ pub fn each_secret(text: &str, mut found: impl FnMut(Hit) -> ControlFlow<()>) {
                     if at < *mark {
                         continue;
                     }
-                    let (examined_to, hit) = probe_fn(b, at);
+                    let (examined_to, hit) = probe_fn(b, at, *mark);
                     *mark = examined_to.max(at + 1);
                     hit.map(|f| Hit { rule: f.rule, value: f.value })
                 }

@@ -14,6 +14,14 @@ pub struct Found {
     pub value: Range<usize>,
 }
 
+/// Where `needle` first occurs in `hay`: a byte test per position, a compare only where the
+/// first byte matches (a compare per position was most of a PEM header's cost).
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    let (&first, rest) = needle.split_first()?;
+    let last = hay.len().checked_sub(needle.len())?;
+    (0..=last).find(|&i| hay[i] == first && &hay[i + 1..i + needle.len()] == rest)
+}
+
 fn walk(b: &[u8], from: usize, max: usize, ok: impl Fn(u8) -> bool) -> usize {
     let mut i = from;
     while i < b.len() && i - from < max && ok(b[i]) {
@@ -27,10 +35,9 @@ fn is_space(b: u8) -> bool {
 }
 
 /// Local and documentation hosts, where default credentials are how a tutorial is written.
-fn local_host(host: &[u8]) -> bool {
-    let h = host.to_ascii_lowercase();
-    let is = |s: &[u8]| h == s;
-    let ends = |s: &[u8]| h.ends_with(s);
+fn local_host(h: &[u8]) -> bool {
+    let is = |s: &[u8]| h.eq_ignore_ascii_case(s);
+    let ends = |s: &[u8]| h.len() >= s.len() && h[h.len() - s.len()..].eq_ignore_ascii_case(s);
     is(b"localhost")
         || h.starts_with(b"127.")
         || is(b"0.0.0.0")
@@ -43,7 +50,7 @@ fn local_host(host: &[u8]) -> bool {
         || ends(b"example.com")
         || ends(b"example.org")
         || ends(b"example.net")
-        || matches!(h.as_slice(), b"host" | b"hostname" | b"server" | b"db" | b"database")
+        || [&b"host"[..], b"hostname", b"server", b"db", b"database"].iter().any(|w| is(w))
 }
 
 /// `scheme://user:password@host`: the password, unless it is a placeholder, a reference, the
@@ -67,15 +74,15 @@ pub fn url_credentials(b: &[u8], at: usize) -> Option<Found> {
     if b.get(pass_end) != Some(&b'@') || pass_end == pass_start {
         return None;
     }
-    let host_end = walk(b, pass_end + 1, 256, |c| stop(c) && c != b'@');
-    let (user, pass, host) = (&b[user_start..user_end], &b[pass_start..pass_end], &b[pass_end + 1..host_end]);
+    let (user, pass) = (&b[user_start..user_end], &b[pass_start..pass_end]);
     if pass.len() < 3 || user == pass || judge::is_password_placeholder(pass) || judge::is_reference(pass) {
         return None;
     }
     if user.is_empty() && pass.starts_with(b"$") {
         return None;
     }
-    if local_host(host) && !judge::looks_random(pass) {
+    let host_end = walk(b, pass_end + 1, 256, |c| stop(c) && c != b'@');
+    if local_host(&b[pass_end + 1..host_end]) && !judge::looks_random(pass) {
         return None;
     }
     Some(Found { rule: RuleId::PasswordInUrl, value: pass_start..pass_end })
@@ -90,7 +97,7 @@ fn token(b: &[u8], i: usize) -> Option<Range<usize>> {
 
 /// `.netrc`: `machine HOST [login USER] [password PASS] …`, on one line or several.
 /// Returns where examination ended (the next `machine` starts a new examination).
-pub fn netrc(b: &[u8], at: usize) -> (usize, Option<Found>) {
+pub fn netrc(b: &[u8], at: usize, _floor: usize) -> (usize, Option<Found>) {
     if at > 0 && !is_space(b[at - 1]) {
         return (at + 7, None);
     }
@@ -121,10 +128,12 @@ pub fn netrc(b: &[u8], at: usize) -> (usize, Option<Found>) {
 
 /// `.pgpass`: `host:port:database:user:password`, a line of its own or a word of a command
 /// (`echo '…' >> ~/.pgpass`); the anchor is the port field. Returns where examination ended.
-pub fn pgpass(b: &[u8], at: usize) -> (usize, Option<Found>) {
+/// Never reads back past `floor`, where the previous examination ended: a word that starts
+/// before it was read then, and was too long to be a line of its own.
+pub fn pgpass(b: &[u8], at: usize, floor: usize) -> (usize, Option<Found>) {
     let edge = |c: u8| is_space(c) || matches!(c, b'"' | b'\'' | b'`');
     let mut start = at;
-    while start > 0 && at - start < 256 && !edge(b[start - 1]) {
+    while start > floor && at - start < 256 && !edge(b[start - 1]) {
         start -= 1;
     }
     let end = walk(b, at, 512, |c| !edge(c));
@@ -145,7 +154,7 @@ pub fn pgpass(b: &[u8], at: usize) -> (usize, Option<Found>) {
 /// `mysql … -pPASSWORD` or `--password=PASSWORD` (also mysqldump, mysqladmin, …). `-p` alone
 /// prompts and is fine; `mysql_config … -pthread` is not a mysql command. Returns where
 /// examination ended (the line's end).
-pub fn mysql(b: &[u8], at: usize) -> (usize, Option<Found>) {
+pub fn mysql(b: &[u8], at: usize, _floor: usize) -> (usize, Option<Found>) {
     if at > 0 && (b[at - 1].is_ascii_alphanumeric() || b[at - 1] == b'_') {
         return (at + 5, None);
     }
@@ -243,11 +252,9 @@ pub fn authorization(b: &[u8], at: usize) -> Option<Found> {
 /// or a `\n` escape, as in a GCP service-account JSON) is 40+ base64 characters, or an encrypted
 /// key's `Proc-Type:` header. A documented `MIIE...` stub, or the header quoted in prose, is not.
 pub fn pem(b: &[u8], at: usize) -> Option<Found> {
-    let close = (at + 10..(at + 80).min(b.len().saturating_sub(4))).find(|&i| b[i..].starts_with(b"-----"))?;
+    let close = at + 10 + find(b.get(at + 10..(at + 84).min(b.len()))?, b"-----")?;
     let header_end = close + 5;
-    if !b[at..close].windows(11).any(|w| w == b"PRIVATE KEY") {
-        return None;
-    }
+    find(&b[at..close], b"PRIVATE KEY")?;
     // The line break (and the indentation of a YAML block) before the body.
     let mut i = header_end;
     let mut broke = false;
@@ -317,12 +324,13 @@ pub fn azure_sas(b: &[u8], at: usize, floor: usize) -> Option<Found> {
     if at == 0 || !matches!(b[at - 1], b'?' | b'&') {
         return None;
     }
-    let mut q = at;
+    // The query back to its `?` (or to where the previous `sig=` was read), in one walk that
+    // also notes `sv=`, `se=` or `sp=` in it: this runs at every `sig=`.
+    let (mut q, mut sas) = (at, false);
     while q > floor && at - q < 1024 && !is_space(b[q - 1]) && b[q - 1] != b'?' {
         q -= 1;
+        sas |= b[q] == b's' && q + 2 < at && matches!(b[q + 1], b'v' | b'e' | b'p') && b[q + 2] == b'=';
     }
-    let query = &b[q..at];
-    let sas = query.windows(3).any(|w| w == b"sv=" || w == b"se=" || w == b"sp=");
     let start = at + 4;
     let end = walk(b, start, 256, |c| c.is_ascii_alphanumeric() || matches!(c, b'%' | b'+' | b'/' | b'='));
     let sig = &b[start..end];

@@ -278,6 +278,30 @@ fn adversarial_runs_still_find_the_key_after_them() {
 }
 
 #[test]
+fn a_run_of_a_shapes_anchors_does_not_hide_that_shapes_credential_after_it() {
+    // Probes that skip what an earlier call of theirs read (`pgpass`, `sig=`, keys) must still
+    // read the next real entry whole, however the run before it ended.
+    let sample = |rule: &str| samples().into_iter().find(|(r, _)| *r == rule).map(|(_, s)| s).unwrap_or_default();
+    let sas = format!("https://acct.blob.core.windows.net/c/b?sv=2022-11-02&se=2030-01-01&sp=r&sig={}", mixed(44));
+    for (unit, entry, rule) in [
+        (":5432::5432:", sample("pgpass-password"), "pgpass-password"),
+        (":5432:", sample("pgpass-password"), "pgpass-password"),
+        ("&sig=", sas.clone(), "azure-sas-token"),
+        ("?sv=1&sig=", sas, "azure-sas-token"),
+        ("machine m login l ", sample("netrc-password"), "netrc-password"),
+        ("postgres://user:pass@", sample("password-in-url"), "password-in-url"),
+        ("secret", sample("generic-secret"), "generic-secret"),
+        ("password: \"", sample("password-field"), "password-field"),
+    ] {
+        let run = unit.repeat(20_000 / unit.len());
+        for gap in ["\n", " ", "\n\n"] {
+            let rules: Vec<&str> = scan_secrets(&format!("{run}{gap}{entry}\n")).iter().map(|f| f.rule).collect();
+            assert!(rules.contains(&rule), "{rule} after a run of {unit:?} and {gap:?}: {rules:?}");
+        }
+    }
+}
+
+#[test]
 fn judgements_by_shape() {
     assert!(judge::shannon_entropy(b"q8Zr7kq2Lp9xW3vT") > 3.5);
     assert!(judge::shannon_entropy(b"aaaaaaaaaaaa") < 0.1);
