@@ -2,7 +2,11 @@
 //! made earlier scanners quadratic, next to ordinary text, natively (the scan alone and the whole
 //! check) and through the component (where the 2 s call deadline applies). The target is 3x of
 //! the ordinary throughput; the README's benchmark table says where each side stands.
-//! Run with `cargo bench -p self-evolve-host --bench scan`.
+//! Run with `cargo bench -p self-evolve-host --bench scan`; `SCAN_BENCH_ONLY=url` runs the
+//! ordinary row and the rows whose name holds `url`, `SCAN_BENCH_COMPONENT=path.wasm` measures
+//! another build of the component. To see where the component's time goes, build it unstripped
+//! (`CARGO_PROFILE_WASM_RELEASE_STRIP=false`), run this with `--features profiling` and
+//! `SELF_EVOLVE_PERFMAP=1` under `perf record`.
 
 use self_evolve_host::plugin::{FileInput, SkillInput};
 use self_evolve_host::{HostConfig, Plugin};
@@ -65,7 +69,11 @@ fn best(samples: Vec<Duration>) -> Duration {
 }
 
 fn main() -> anyhow::Result<()> {
-    let wasm = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../dist/self-evolve.wasm");
+    // A component of your own (an unstripped build to profile, say) and the rows to run.
+    let wasm = std::env::var_os("SCAN_BENCH_COMPONENT")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../dist/self-evolve.wasm"));
+    let only = std::env::var("SCAN_BENCH_ONLY").ok();
     let mut plugin = Plugin::load(&wasm, HostConfig::default())?;
     println!(
         "{:<38} {:>10} {:>7} {:>11} {:>14} {:>7} {:>10}",
@@ -73,6 +81,9 @@ fn main() -> anyhow::Result<()> {
     );
     let mut base = (0.0, 0.0);
     for (i, (name, text)) in shapes().into_iter().enumerate() {
+        if i > 0 && only.as_deref().is_some_and(|o| !name.contains(o)) {
+            continue;
+        }
         let mb = text.len() as f64 / 1e6;
         let native = best(
             (0..SAMPLES)

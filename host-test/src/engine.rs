@@ -22,6 +22,10 @@ pub fn engine() -> Result<&'static Engine> {
         .get_or_init(|| {
             let mut config = Config::new();
             config.epoch_interruption(true);
+            #[cfg(feature = "profiling")]
+            if std::env::var_os("SELF_EVOLVE_PERFMAP").is_some() {
+                config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+            }
             let engine = Engine::new(&config).map_err(|e| format!("{e:#}"))?;
             let ticker = engine.clone();
             std::thread::Builder::new()
