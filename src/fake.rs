@@ -59,6 +59,16 @@ impl FakeHost {
         self.endpoints.borrow_mut().insert(name.to_string(), with_credential);
     }
 
+    /// Writes and renames so far: with `fail_write_at` and `fail_rename_at`, which count from
+    /// the first call, a fault lands on a chosen step of the call under test.
+    pub fn writes_so_far(&self) -> u64 {
+        self.writes.get()
+    }
+
+    pub fn renames_so_far(&self) -> u64 {
+        self.renames.get()
+    }
+
     pub fn advance(&self, ms: u64) {
         self.now.set(self.now.get() + ms);
     }

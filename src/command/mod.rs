@@ -122,7 +122,7 @@ fn dispatch(host: &impl Host, active: &mut Active, ctx: &CallContext, args: &str
         Some("restore") => {
             let name = one_arg(rest, "restore NAME")?;
             crate::library::curator::restorable(host, name)?;
-            locked(host, name, |_| skills::restore(host, active, name, a.json))
+            locked(host, name, |lock| skills::restore(host, active, name, lock, a.json))
         }
         Some("curator") => skills::curator(host, active, rest, a.json),
         Some("show") => skills::show(host, ctx, one_arg(rest, "show NAME")?, a.json),

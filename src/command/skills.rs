@@ -28,8 +28,14 @@ pub(super) fn archive(
     answer(json_mode, json!({"archived": name, "archive": folder}), || format!("archived `{name}` to {folder}"))
 }
 
-pub(super) fn restore(host: &impl Host, active: &mut Active, name: &str, json_mode: bool) -> Result<String, String> {
-    let folder = curator::restore(host, name, &mut active.cache)?;
+pub(super) fn restore(
+    host: &impl Host,
+    active: &mut Active,
+    name: &str,
+    lock: &mut crate::state_file::Lock,
+    json_mode: bool,
+) -> Result<String, String> {
+    let folder = curator::restore(host, name, &mut active.cache, lock)?;
     answer(json_mode, json!({"restored": name, "from": folder}), || format!("restored `{name}` from archive/{folder}"))
 }
 

@@ -1,6 +1,6 @@
 //! What a dead operation leaves behind, recognised and removed: temp files of atomic writes,
 //! half-copied archives (`archive/.partial-…`), skills retired by a rename but not yet removed
-//! (`.NAME.archived-…`), and stale locks. Every such name is hidden (a leading dot), so the
+//! (`.NAME.archived-…`), half-built restores (`.NAME.restoring-…`), and stale locks. Every such name is hidden (a leading dot), so the
 //! agent never sees it as a skill or a file of one; `cleanup` runs at init and on the tick.
 
 use crate::host::{EntryKind, Host, Level, Root};
@@ -10,12 +10,19 @@ use crate::state_file;
 pub const PARTIAL_PREFIX: &str = ".partial-";
 /// Marker of a skill entry retired by rename, waiting to be removed.
 const RETIRED_MARK: &str = ".archived-";
+/// Marker of a restored skill still being built under a hidden name, before its publishing rename.
+const RESTORING_MARK: &str = ".restoring-";
 /// Debris younger than this may belong to a call in progress in another process.
 const GRACE_MS: u64 = 60_000;
 
 /// The hidden name a retired skill entry (`name` or `name.md`) is renamed to.
 pub fn retired_name(entry: &str, now_ms: u64) -> String {
     format!(".{entry}{RETIRED_MARK}{now_ms}")
+}
+
+/// The hidden name a skill entry being restored is built under.
+pub fn restoring_name(entry: &str, now_ms: u64) -> String {
+    format!(".{entry}{RESTORING_MARK}{now_ms}")
 }
 
 /// The time in a debris name (`…-<ms>` or `….<ms>-<n>.self-evolve-tmp`), if it has one.
@@ -28,7 +35,7 @@ fn stamped_ms(name: &str) -> Option<u64> {
 /// Whether an entry name is debris of a dead operation (never a skill or a file of one).
 pub fn is_debris(name: &str) -> bool {
     name.starts_with(PARTIAL_PREFIX)
-        || (name.starts_with('.') && name.contains(RETIRED_MARK))
+        || (name.starts_with('.') && (name.contains(RETIRED_MARK) || name.contains(RESTORING_MARK)))
         || state_file::is_temp(name)
 }
 

@@ -3,7 +3,8 @@
 //! after `archiveDays`, never-used skills get `graceDays` first. Each pass leaves a report.
 
 use crate::config::CuratorConfig;
-use crate::host::{Host, Level, Root};
+use crate::host::{Host, Level, Root, WriteMode};
+use crate::library::cleanup;
 use crate::library::history;
 use crate::library::ledger::{Ledger, Record};
 use crate::library::skill_manage::archive_location;
@@ -306,7 +307,17 @@ pub fn restorable(host: &impl Host, name: &str) -> Result<String, String> {
         .ok_or_else(|| format!("no archived copy of `{name}`"))
 }
 
-pub fn restore(host: &impl Host, name: &str, cache: &mut ListCache) -> Result<String, String> {
+/// Brings back the newest archived copy of `name` as active, under the skill's `lock` (renewed
+/// while the files are copied). Built under a hidden name in the skills folder and published
+/// with one rename, as archive leaves by one: a crash leaves the skill archived or restored,
+/// never half there (the hidden entry is debris `cleanup` removes). The archive copy then
+/// leaves the same way.
+pub fn restore(
+    host: &impl Host,
+    name: &str,
+    cache: &mut ListCache,
+    lock: &mut crate::state_file::Lock,
+) -> Result<String, String> {
     let store = Store::new(host, "");
     let folder = restorable(host, name)?;
     let source = format!("archive/{folder}");
@@ -323,20 +334,41 @@ pub fn restore(host: &impl Host, name: &str, cache: &mut ListCache) -> Result<St
     }
     let layout = if note["layout"] == "flat" { Layout::Flat } else { Layout::Package };
     let files = store.package_files(&Root::State, &source).map_err(|e| e.message)?;
-    for file in files.iter().filter(|f| *f != "archived.json") {
-        let bytes = host.read(&Root::State, &format!("{source}/{file}")).map_err(|e| e.to_string())?;
-        let target = match layout {
-            Layout::Flat => format!("{name}.md"),
-            Layout::Package => format!("{name}/{file}"),
-        };
-        let bytes = if file == "SKILL.md" { reactivate(&bytes) } else { bytes };
-        store.write_atomic(&Root::UserSkills, &target, &bytes).map_err(|e| e.message)?;
-        cache.forget(&Root::UserSkills, &target);
+    let now = host.now_ms();
+    let entry = match layout {
+        Layout::Flat => format!("{name}.md"),
+        Layout::Package => name.to_string(),
+    };
+    let staging = cleanup::restoring_name(&entry, now);
+    let mut build = || -> Result<(), String> {
+        for file in files.iter().filter(|f| *f != "archived.json") {
+            let bytes = host.read(&Root::State, &format!("{source}/{file}")).map_err(|e| e.to_string())?;
+            let bytes = if file == "SKILL.md" { reactivate(&bytes) } else { bytes };
+            let target = match layout {
+                Layout::Flat => staging.clone(),
+                Layout::Package => format!("{staging}/{file}"),
+            };
+            host.write(&Root::UserSkills, &target, &bytes, WriteMode::CreateNew).map_err(|e| e.to_string())?;
+            if !lock.refresh(host) {
+                return Err(format!(
+                    "lost the lock on `{name}` to another process while restoring it; nothing was restored"
+                ));
+            }
+        }
+        host.rename(&Root::UserSkills, &staging, &entry).map_err(|e| e.to_string())
+    };
+    if let Err(err) = build() {
+        cleanup::remove_tree(host, &Root::UserSkills, &staging);
+        return Err(format!("could not restore `{name}`: {err}; it stays archived in archive/{folder}"));
     }
     for file in &files {
-        let _ = host.remove_file(&Root::State, &format!("{source}/{file}"));
+        cache.forget(&Root::UserSkills, &format!("{name}/{file}"));
     }
-    store.remove_empty_dirs(&Root::State, &source);
+    cache.forget(&Root::UserSkills, &entry);
+    let retired = format!("archive/{}", cleanup::retired_name(&folder, now));
+    if host.rename(&Root::State, &source, &retired).is_ok() {
+        cleanup::remove_tree(host, &Root::State, &retired);
+    }
     Ok(folder)
 }
 

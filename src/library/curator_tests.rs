@@ -111,19 +111,81 @@ fn a_dry_run_changes_nothing() {
     assert_eq!(ledger.curator_last_run_ms, None);
 }
 
-#[test]
-fn restore_brings_back_the_newest_archived_copy_as_active() {
+/// `restore` as the `/skills restore` command runs it: under the skill's lock.
+fn restore_locked(host: &FakeHost, name: &str, cache: &mut ListCache) -> Result<String, String> {
+    let mut lock = crate::state_file::lock(host, &skill_lock(name)).map_err(|e| e.message)?;
+    let result = restore(host, name, cache, &mut lock);
+    lock.release(host);
+    result
+}
+
+/// The two passes that archive `used-once` (with a references file, so it is a package of two).
+fn archived_package() -> (FakeHost, ListCache) {
     let (host, mut ledger, mut cache, config) = setup();
+    host.write(&Root::UserSkills, "used-once/references/notes.md", b"notes\n", WriteMode::CreateNew).unwrap();
     host.advance(31 * DAY);
     pass(&host, &config, &mut ledger, &mut cache, false, 20);
     host.advance(60 * DAY);
     pass(&host, &config, &mut ledger, &mut cache, false, 20);
     assert!(host.file(&Root::UserSkills, "used-once/SKILL.md").is_none());
-    restore(&host, "used-once", &mut cache).unwrap();
+    (host, cache)
+}
+
+#[test]
+fn restore_brings_back_the_newest_archived_copy_as_active() {
+    let (host, mut cache) = archived_package();
+    restore_locked(&host, "used-once", &mut cache).unwrap();
     assert_eq!(status(&host, "used-once").as_deref(), Some("active"));
+    assert_eq!(host.file(&Root::UserSkills, "used-once/references/notes.md").as_deref(), Some(&b"notes\n"[..]));
     assert_eq!(host.list_dir(&Root::State, "archive").unwrap().len(), 1, "the restored copy leaves the archive");
-    assert!(restore(&host, "used-once", &mut cache).unwrap_err().contains("exists"));
-    assert!(restore(&host, "ghost", &mut cache).unwrap_err().contains("no archived copy"));
+    let hidden: Vec<String> = host
+        .list_dir(&Root::UserSkills, "")
+        .unwrap()
+        .into_iter()
+        .map(|(n, _)| n)
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(hidden.is_empty(), "no hidden entry left: {hidden:?}");
+    assert!(restore_locked(&host, "used-once", &mut cache).unwrap_err().contains("exists"));
+    assert!(restore_locked(&host, "ghost", &mut cache).unwrap_err().contains("no archived copy"));
+}
+
+#[test]
+fn a_restore_that_fails_midway_leaves_the_skill_archived_and_nothing_visible() {
+    // Each write of the restore fails in turn (the first file, the second), then its publishing
+    // rename: before, the files landed one by one where the skill lives, so a failure (or a
+    // crash) after the first left a SKILL.md without its references, or references without it.
+    for fault in ["write 1", "write 2", "rename"] {
+        let (host, mut cache) = archived_package();
+        let before = host.snapshot();
+        let (writes, renames) = (host.writes_so_far(), host.renames_so_far());
+        match fault {
+            "write 1" => host.fail_write_at.set(Some(writes + 2)), // the lock is the first write
+            "write 2" => host.fail_write_at.set(Some(writes + 3)),
+            _ => host.fail_rename_at.set(Some(renames + 1)),
+        }
+        let err = restore_locked(&host, "used-once", &mut cache).unwrap_err();
+        assert!(err.contains("stays archived"), "{fault}: {err}");
+        assert_eq!(host.snapshot(), before, "{fault}: nothing changed, no hidden entry left");
+        host.fail_write_at.set(None);
+        host.fail_rename_at.set(None);
+        restore_locked(&host, "used-once", &mut cache).unwrap();
+        assert_eq!(status(&host, "used-once").as_deref(), Some("active"), "{fault}: the next restore works");
+    }
+}
+
+#[test]
+fn a_half_built_restore_left_by_a_dead_process_is_hidden_and_cleaned_up() {
+    let (host, _) = archived_package();
+    let t0 = host.now_ms();
+    let staging = crate::library::cleanup::restoring_name("used-once", t0);
+    host.write(&Root::UserSkills, &format!("{staging}/SKILL.md"), b"---\nname: used-once\n---\n", WriteMode::CreateNew)
+        .unwrap();
+    let store = Store::new(&host, "");
+    assert!(store.locate("used-once").unwrap().is_none(), "not a skill");
+    host.advance(61_000);
+    let removed = crate::library::cleanup::cleanup(&host, &[Root::UserSkills], false);
+    assert_eq!(removed, [staging]);
 }
 
 #[test]
