@@ -39,6 +39,18 @@ pub fn is_debris(name: &str) -> bool {
         || state_file::is_temp(name)
 }
 
+/// The skill a half-built entry belongs to: `.partial-NAME-<ms>` (an archive being copied),
+/// `.NAME.restoring-<ms>` or `.NAME.md.restoring-<ms>` (a restore being built),
+/// `.NAME.archived-<ms>` (a skill being removed after its archive). Skill names hold no dots.
+fn debris_skill(name: &str) -> Option<&str> {
+    if let Some(rest) = name.strip_prefix(PARTIAL_PREFIX) {
+        return rest.rsplit_once('-').map(|(skill, _)| skill);
+    }
+    let rest = name.strip_prefix('.')?;
+    let (entry, _) = rest.split_once(RESTORING_MARK).or_else(|| rest.split_once(RETIRED_MARK))?;
+    Some(entry.strip_suffix(".md").unwrap_or(entry))
+}
+
 /// Removes `path` and everything under it, files first (the fs capability removes one entry at
 /// a time). Best effort: what fails stays for the next cleanup.
 pub fn remove_tree(host: &impl Host, root: &Root, path: &str) {
@@ -75,7 +87,21 @@ pub fn cleanup(host: &impl Host, roots: &[Root], deep: bool) -> Vec<String> {
                 continue;
             }
             let path = if dir.is_empty() { name.clone() } else { format!("{dir}/{name}") };
+            // A copy that takes longer than the grace renews its skill's lock: its half-built
+            // entry is debris only once nobody holds that lock.
+            let lock = match debris_skill(&name) {
+                Some(skill) if host.has_root(&Root::State) => {
+                    match state_file::try_lock(host, &crate::library::store::skill_lock(skill)) {
+                        Some(lock) => Some(lock),
+                        None => continue,
+                    }
+                }
+                _ => None,
+            };
             remove_tree(host, root, &path);
+            if let Some(lock) = lock {
+                lock.release(host);
+            }
             removed.push(path);
         }
     };
@@ -86,6 +112,8 @@ pub fn cleanup(host: &impl Host, roots: &[Root], deep: bool) -> Vec<String> {
         sweep(root, "");
         if *root == Root::State {
             sweep(root, "archive");
+            // Temp files of a lock's renewal (its atomic replace) left by a dead process.
+            sweep(root, state_file::LOCK_DIR);
             continue;
         }
         if !deep {
@@ -124,6 +152,11 @@ mod tests {
         assert_eq!(stamped_ms("pdf"), None);
         assert!(is_debris(".pdf.archived-1") && is_debris(".partial-x-1") && is_debris(".a.1-1.self-evolve-tmp"));
         assert!(!is_debris("pdf") && !is_debris(".hidden-notes"));
+        assert!(is_debris(".pdf.restoring-1") && is_debris(".pdf.md.restoring-1"));
+        assert_eq!(debris_skill(".partial-pdf-tables-1767225600000"), Some("pdf-tables"));
+        assert_eq!(debris_skill(".pdf-tables.md.restoring-1767225600000"), Some("pdf-tables"));
+        assert_eq!(debris_skill(".pdf-tables.archived-1767225600000"), Some("pdf-tables"));
+        assert_eq!(debris_skill(".SKILL.md.1767225600000-3.self-evolve-tmp"), None);
     }
 
     #[test]

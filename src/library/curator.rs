@@ -334,6 +334,14 @@ pub fn restore(
     }
     let layout = if note["layout"] == "flat" { Layout::Flat } else { Layout::Package };
     let files = store.package_files(&Root::State, &source).map_err(|e| e.message)?;
+    // A flat skill is its SKILL.md alone, whatever else its archive folder gained since.
+    let copied: Vec<&String> = files
+        .iter()
+        .filter(|f| match layout {
+            Layout::Flat => *f == "SKILL.md",
+            Layout::Package => *f != "archived.json",
+        })
+        .collect();
     let now = host.now_ms();
     let entry = match layout {
         Layout::Flat => format!("{name}.md"),
@@ -341,9 +349,9 @@ pub fn restore(
     };
     let staging = cleanup::restoring_name(&entry, now);
     let mut build = || -> Result<(), String> {
-        for file in files.iter().filter(|f| *f != "archived.json") {
+        for file in &copied {
             let bytes = host.read(&Root::State, &format!("{source}/{file}")).map_err(|e| e.to_string())?;
-            let bytes = if file == "SKILL.md" { reactivate(&bytes) } else { bytes };
+            let bytes = if *file == "SKILL.md" { reactivate(&bytes) } else { bytes };
             let target = match layout {
                 Layout::Flat => staging.clone(),
                 Layout::Package => format!("{staging}/{file}"),

@@ -235,3 +235,51 @@ fn a_status_change_is_kept_as_the_curators_version() {
     assert_eq!(what, [("curator", "status")]);
     assert!(crate::library::history::versions(&host, Scope::User, "", "pinned-one").is_empty());
 }
+
+/// A restore that runs past cleanup's one-minute grace (its lock renewed all along) meets
+/// another process's init: before, that cleanup swept the hidden staging entry, the next write
+/// recreated it, the rename published a package without its SKILL.md and the archive copy was
+/// removed: the SKILL.md was gone from everywhere.
+#[test]
+fn a_restore_longer_than_the_grace_keeps_its_files_from_another_processs_cleanup() {
+    let (host, mut cache) = archived_package();
+    let staging = crate::library::cleanup::restoring_name("used-once", host.now_ms());
+    // SKILL.md is copied first; before references/notes.md, 61 s have passed (a slow copy of a
+    // big package, its lock renewed per file) and another process starts (init's cleanup).
+    host.interleave(&format!("{staging}/references"), |host| {
+        host.advance(61_000);
+        crate::library::cleanup::cleanup(host, &[Root::UserSkills, Root::State], false);
+    });
+    let restored = restore_locked(&host, "used-once", &mut cache);
+    let skill_md = host.file(&Root::UserSkills, "used-once/SKILL.md").is_some();
+    let archive = host.list_dir(&Root::State, "archive").unwrap_or_default();
+    assert!(
+        skill_md || restored.is_err(),
+        "restore answered {restored:?}, published used-once/ without SKILL.md; archive now {archive:?}"
+    );
+}
+
+/// A flat skill's archive folder that gained a file besides SKILL.md and archived.json (a
+/// `.DS_Store`, an editor's backup) is restored from its SKILL.md alone.
+#[test]
+fn a_flat_skill_with_a_stray_file_in_its_archive_is_restored() {
+    let (host, _ledger, mut cache, _config) = setup();
+    let text = format!(
+        "---\nname: flatty\ndescription: Skill flatty. Use when testing.\nmetadata:\n{}---\nbody\n",
+        owned(&time::iso(START))
+    );
+    host.write(&Root::UserSkills, "flatty.md", text.as_bytes(), WriteMode::CreateNew).unwrap();
+    let location = crate::library::store::Location {
+        scope: Scope::User,
+        layout: Layout::Flat,
+        root: Root::UserSkills,
+        name: "flatty".into(),
+    };
+    let mut lock = crate::state_file::lock(&host, &skill_lock("flatty")).unwrap();
+    let folder = archive_location(&host, "", &location, "test", &mut lock).unwrap();
+    lock.release(&host);
+    host.write(&Root::State, &format!("{folder}/.DS_Store"), b"\0\0\0\x01Bud1", WriteMode::CreateNew).unwrap();
+    let restored = restore_locked(&host, "flatty", &mut cache);
+    assert!(restored.is_ok(), "{restored:?}");
+    assert!(host.file(&Root::UserSkills, "flatty.md").unwrap().starts_with(b"---\nname: flatty"));
+}

@@ -159,3 +159,26 @@ fn an_archive_whose_lock_was_broken_leaves_the_skill_where_it_is() {
     taken.take().unwrap().release(host);
     assert_eq!(host.snapshot(), before, "the skill is whole, the archive copy withdrawn");
 }
+
+/// An archive whose copy runs past cleanup's one-minute grace (its lock renewed per file) meets
+/// another process's init: before, that cleanup swept `archive/.partial-…` (the files copied so
+/// far, SKILL.md first), the rest recreated the folder, it was published, and the live skill
+/// was removed: the skill was lost. Debris whose skill's lock is held is now left alone.
+#[test]
+fn an_archive_longer_than_the_grace_keeps_its_files_from_another_processs_cleanup() {
+    let mut plugin = setup(24);
+    let probe: Rc<dyn Fn(&FakeHost)> = Rc::new(|host: &FakeHost| {
+        crate::library::cleanup::cleanup(host, &[Root::UserSkills, Root::State], false);
+    });
+    // 3 s per copy: before the 22nd, 66 s have passed.
+    slow_copies(plugin.host(), 22, 3_000, probe);
+    let out = call(&mut plugin, r#"{"action":"archive","name":"deploy"}"#).unwrap();
+    let host = plugin.host();
+    let folder = out["archive"].as_str().unwrap().to_string();
+    let files = Store::new(host, "").package_files(&Root::State, &folder).unwrap_or_default();
+    let live = host.stat(&Root::UserSkills, "deploy/SKILL.md").is_ok();
+    assert!(
+        live || files.iter().any(|f| f == "SKILL.md"),
+        "answered {out}; the skill left its root and its archive holds only {files:?}"
+    );
+}
