@@ -124,12 +124,13 @@ fn is_dotted_name(v: &[u8]) -> bool {
 /// A documented placeholder: marker words, ellipses, angle-bracket slots, long runs of one
 /// character (`xxxxxxxx`, `00000000`) and counting sequences (`123456`, `abcdef`).
 pub fn is_placeholder(v: &[u8]) -> bool {
-    placeholder_shape(v) || marked(v, false)
+    // Markers first: a table load per byte, and documented values (`…EXAMPLE`) stop there.
+    marked(v, false) || placeholder_shape(v)
 }
 
 /// A placeholder in a password's place (see `PASSWORD_MARKERS`) or a mask such as `********`.
 pub fn is_password_placeholder(v: &[u8]) -> bool {
-    is_masked(v) || placeholder_shape(v) || marked(v, true)
+    is_masked(v) || marked(v, true) || placeholder_shape(v)
 }
 
 /// Marker words in `v`: documentation markers, and with `password` also the password ones.
