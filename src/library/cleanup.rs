@@ -1,7 +1,8 @@
 //! What a dead operation leaves behind, recognised and removed: temp files of atomic writes,
 //! half-copied archives (`archive/.partial-…`), skills retired by a rename but not yet removed
-//! (`.NAME.archived-…`), half-built restores (`.NAME.restoring-…`), and stale locks. Every such name is hidden (a leading dot), so the
-//! agent never sees it as a skill or a file of one; `cleanup` runs at init and on the tick.
+//! (`.NAME.archived-…`), half-built restores (`.NAME.restoring-…`), and stale locks. Every such
+//! name is hidden (a leading dot), so the agent never sees it as a skill or a file of one;
+//! `cleanup` runs at init and on the tick.
 
 use crate::host::{EntryKind, Host, Level, Root};
 use crate::state_file;

@@ -348,14 +348,16 @@ pub fn restore(
         Layout::Package => name.to_string(),
     };
     let staging = cleanup::restoring_name(&entry, now);
+    // Where a file of the skill goes under an entry (the staging one, then the published one).
+    let placed = |base: &str, file: &str| match layout {
+        Layout::Flat => base.to_string(),
+        Layout::Package => format!("{base}/{file}"),
+    };
     let mut build = || -> Result<(), String> {
         for file in &copied {
             let bytes = host.read(&Root::State, &format!("{source}/{file}")).map_err(|e| e.to_string())?;
             let bytes = if *file == "SKILL.md" { reactivate(&bytes) } else { bytes };
-            let target = match layout {
-                Layout::Flat => staging.clone(),
-                Layout::Package => format!("{staging}/{file}"),
-            };
+            let target = placed(&staging, file);
             host.write(&Root::UserSkills, &target, &bytes, WriteMode::CreateNew).map_err(|e| e.to_string())?;
             if !lock.refresh(host) {
                 return Err(format!(
@@ -369,10 +371,9 @@ pub fn restore(
         cleanup::remove_tree(host, &Root::UserSkills, &staging);
         return Err(format!("could not restore `{name}`: {err}; it stays archived in archive/{folder}"));
     }
-    for file in &files {
-        cache.forget(&Root::UserSkills, &format!("{name}/{file}"));
+    for file in &copied {
+        cache.forget(&Root::UserSkills, &placed(&entry, file));
     }
-    cache.forget(&Root::UserSkills, &entry);
     let retired = format!("archive/{}", cleanup::retired_name(&folder, now));
     if host.rename(&Root::State, &source, &retired).is_ok() {
         cleanup::remove_tree(host, &Root::State, &retired);

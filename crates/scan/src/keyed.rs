@@ -15,32 +15,28 @@ pub struct Assignment {
     pub value: Range<usize>,
 }
 
-/// Byte classes as tables: the walks over keys and values run at every keyword, and a load is
-/// cheaper than the comparisons in the component.
-const KEY_BYTES: [bool; 256] = {
-    let mut table = [false; 256];
-    let mut i = 0;
-    while i < 256 {
-        let b = i as u8;
-        table[i] = b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-');
-        i += 1;
-    }
-    table
-};
+/// A table of the bytes `member` accepts, built at compile time: the walks over keys and
+/// values run at every keyword, and a load is cheaper than the comparisons in the component.
+macro_rules! byte_table {
+    (|$b:ident| $member:expr) => {{
+        let mut table = [false; 256];
+        let mut i = 0;
+        while i < 256 {
+            let $b = i as u8;
+            table[i] = $member;
+            i += 1;
+        }
+        table
+    }};
+}
+
+const KEY_BYTES: [bool; 256] = byte_table!(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'));
 
 /// Bytes that end an unquoted value.
-const VALUE_ENDS: [bool; 256] = {
-    let mut table = [false; 256];
-    let mut i = 0;
-    while i < 256 {
-        table[i] = matches!(
-            i as u8,
-            b' ' | b'\t' | b'\r' | b'\n' | b'"' | b'\'' | b'`' | b',' | b';' | b'&' | b'(' | b')' | b'[' | b']'
-        );
-        i += 1;
-    }
-    table
-};
+const VALUE_ENDS: [bool; 256] = byte_table!(|b| matches!(
+    b,
+    b' ' | b'\t' | b'\r' | b'\n' | b'"' | b'\'' | b'`' | b',' | b';' | b'&' | b'(' | b')' | b'[' | b']'
+));
 
 fn is_key_byte(b: u8) -> bool {
     KEY_BYTES[usize::from(b)]
