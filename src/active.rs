@@ -99,10 +99,13 @@ impl Active {
     }
 
     /// Saves the session's state when it changed, keeps the in-flight markers in step, and
-    /// releases the lock; this process keeps nothing of the session.
+    /// releases the lock; this process keeps nothing of the session. The lock is renewed first:
+    /// one lost meanwhile (this process stalled past its stale age, and another broke it) may be
+    /// another process's now, and the session's state theirs to write. Then nothing is saved
+    /// (logged): this event's changes are lost, never written over theirs.
     pub(crate) fn leave(&mut self, host: &impl Host, scope: SessionScope) {
         use crate::schedule::sessions;
-        let (Some(lock), Some(loaded)) = (self.review.session_lock.take(), scope.loaded) else { return };
+        let (Some(mut lock), Some(loaded)) = (self.review.session_lock.take(), scope.loaded) else { return };
         let session = scope.session;
         let stored = sessions::Stored {
             v: loaded.v,
@@ -113,7 +116,17 @@ impl Active {
             updated_ms: loaded.updated_ms,
             generation: loaded.generation,
         };
-        sessions::save_changed(host, &loaded, &stored);
+        if lock.refresh(host) {
+            sessions::save_changed(host, &loaded, &stored);
+        } else {
+            host.log(
+                crate::host::Level::Warn,
+                &format!(
+                    "session `{session}`: its lock was lost to another process during this event; this event's \
+                     changes to the session's state were not saved"
+                ),
+            );
+        }
         lock.release_keeping_folder(host);
     }
 }
@@ -148,3 +161,7 @@ impl Active {
         out
     }
 }
+
+#[cfg(test)]
+#[path = "active_tests.rs"]
+mod tests;

@@ -398,7 +398,7 @@ impl<H: Host> Plugin<H> {
         let config = active.config.curator.clone();
         if active.curator.due_shared(host, now, &config) {
             // One process runs a due pass; the others find the next one set when they look again.
-            let lock = crate::state_file::try_lock(host, "curator-pass");
+            let mut lock = crate::state_file::try_lock(host, "curator-pass");
             let ours = lock.is_some() || !host.has_root(&Root::State);
             if ours && active.curator.due_shared(host, now, &config) {
                 // The next pass is set first: a pass that fails (or runs past the call's deadline)
@@ -406,8 +406,16 @@ impl<H: Host> Plugin<H> {
                 active.curator.done_shared(host, now, &config);
                 let history_versions = active.config.history_versions;
                 let ledger = active.ledger.get_or_insert_with(|| Ledger::load(host));
-                let report =
-                    crate::library::curator::pass(host, &config, ledger, &mut active.cache, false, history_versions);
+                // Renewed per skill; a pass that loses it to another process stops there.
+                let report = crate::library::curator::pass(
+                    host,
+                    &config,
+                    ledger,
+                    &mut active.cache,
+                    false,
+                    history_versions,
+                    lock.as_mut(),
+                );
                 crate::schedule::audit::curator_pass(host, &report);
                 for change in &report.changes {
                     out.push(

@@ -107,11 +107,23 @@ pub(super) fn curator(host: &impl Host, active: &mut Active, rest: &[&str], json
         _ => return Err(usage_error("expected `/skills curator [run] [--dry-run]`")),
     };
     let report = if run {
+        // A pass that moves skills runs under the lock a tick's pass takes: two passes at once
+        // would each decide on what the other is moving. A dry run moves nothing.
+        let mut lock = if dry_run { None } else { crate::state_file::try_lock(host, "curator-pass") };
+        if !dry_run && lock.is_none() && host.has_root(&crate::host::Root::State) {
+            return Err("a curator pass is running in another process (it holds `locks/curator-pass.lock`); \
+                        run `/skills curator run` again when it is done, or `/skills curator` for its report"
+                .to_string());
+        }
         let config = active.config.curator.clone();
         let ledger = active.ledger.get_or_insert_with(|| Ledger::load(host));
-        let report = curator::pass(host, &config, ledger, &mut active.cache, dry_run, active.config.history_versions);
+        let history_versions = active.config.history_versions;
+        let report = curator::pass(host, &config, ledger, &mut active.cache, dry_run, history_versions, lock.as_mut());
         if !dry_run {
             crate::schedule::audit::curator_pass(host, &report);
+        }
+        if let Some(lock) = lock {
+            lock.release(host);
         }
         report
     } else {

@@ -141,6 +141,11 @@ fn idle_days(now: u64, last_use: Option<u64>, created: Option<u64>, config: &Cur
 }
 
 /// One pass. With `dry_run` nothing is written (not even the report).
+///
+/// `lock` is the `curator-pass` lock the pass runs under, when it runs under one (`tick`): a pass
+/// over a large library outlives the lock's stale age, so it is renewed per skill. A pass that
+/// loses it (another process broke it as stale and runs its own pass now) stops where it is:
+/// no further skill moves, no report or ledger entry of its own; the report it returns says so.
 pub fn pass(
     host: &impl Host,
     config: &CuratorConfig,
@@ -148,6 +153,7 @@ pub fn pass(
     cache: &mut ListCache,
     dry_run: bool,
     history_versions: usize,
+    mut lock: Option<&mut crate::state_file::Lock>,
 ) -> Report {
     let now = host.now_ms();
     // Decide on what every process recorded, not on this process's copy.
@@ -168,7 +174,18 @@ pub fn pass(
         errors: Vec::new(),
         flagged: flagged(&listed, ledger),
     };
+    let mut lost = None;
     for skill in listed.iter().filter(|s| s.location.scope == Scope::User && s.summary.owned && !s.summary.pinned) {
+        if let Some(lock) = lock.as_deref_mut()
+            && !lock.refresh(host)
+        {
+            lost = Some(format!(
+                "lost the `curator-pass` lock to another process after checking {} skill(s); this pass stopped \
+                 there and moved no further skill (the other process runs its own pass)",
+                report.checked
+            ));
+            break;
+        }
         report.checked += 1;
         let name = &skill.location.name;
         let bytes = match store.read(&skill.location.root, &skill.location.path()) {
@@ -241,7 +258,8 @@ pub fn pass(
         }
         report.changes.push(change);
     }
-    if !dry_run {
+    // A stopped pass leaves the ledger and the report to the pass that took over.
+    if !dry_run && lost.is_none() {
         if let Err(err) = ledger.record(host, &[Record::CuratorRan(now)]) {
             report.errors.push(format!("ledger: {err}"));
         }
@@ -249,9 +267,15 @@ pub fn pass(
         if let Err(err) = store.write_atomic(&Root::State, REPORT_PATH, &text) {
             host.log(Level::Warn, &format!("curator: could not write its report: {}", err.message));
         }
+    }
+    if !dry_run {
         for error in &report.errors {
             host.log(Level::Warn, &format!("curator: {error}; retried on the next pass"));
         }
+    }
+    if let Some(why) = lost {
+        host.log(Level::Warn, &format!("curator: {why}"));
+        report.errors.push(why);
     }
     report
 }

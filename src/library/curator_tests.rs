@@ -48,10 +48,10 @@ fn setup() -> (FakeHost, Ledger, ListCache, CuratorConfig) {
 fn active_to_stale_to_archived_and_what_never_moves() {
     let (host, mut ledger, mut cache, config) = setup();
     host.advance(29 * DAY);
-    assert!(pass(&host, &config, &mut ledger, &mut cache, false, 20).changes.is_empty());
+    assert!(pass(&host, &config, &mut ledger, &mut cache, false, 20, None).changes.is_empty());
 
     host.advance(DAY);
-    let report = pass(&host, &config, &mut ledger, &mut cache, false, 20);
+    let report = pass(&host, &config, &mut ledger, &mut cache, false, 20, None);
     let moved: Vec<(&str, &str)> = report.changes.iter().map(|c| (c.name.as_str(), c.to.as_str())).collect();
     assert_eq!(moved, [("never-used", "stale"), ("used-once", "stale")], "{report:?}");
     assert_eq!(status(&host, "used-once").as_deref(), Some("stale"));
@@ -62,7 +62,7 @@ fn active_to_stale_to_archived_and_what_never_moves() {
     assert_eq!(last_report(&host).unwrap().changes.len(), 2);
 
     host.advance(60 * DAY);
-    let report = pass(&host, &config, &mut ledger, &mut cache, false, 20);
+    let report = pass(&host, &config, &mut ledger, &mut cache, false, 20, None);
     assert_eq!(report.changes.iter().filter(|c| c.to == "archived").count(), 2, "{report:?}");
     assert!(host.file(&Root::UserSkills, "used-once/SKILL.md").is_none(), "moved out of the library");
     let archive = host.list_dir(&Root::State, "archive").unwrap();
@@ -76,10 +76,10 @@ fn never_used_skills_get_a_grace_period() {
     let (host, mut ledger, mut cache, _) = setup();
     let config = CuratorConfig { stale_days: 5, archive_days: 10, grace_days: 14, ..Config::default().curator };
     host.advance(13 * DAY);
-    let report = pass(&host, &config, &mut ledger, &mut cache, false, 20);
+    let report = pass(&host, &config, &mut ledger, &mut cache, false, 20, None);
     assert!(report.changes.iter().all(|c| c.name != "never-used"), "{report:?}");
     host.advance(DAY);
-    let report = pass(&host, &config, &mut ledger, &mut cache, false, 20);
+    let report = pass(&host, &config, &mut ledger, &mut cache, false, 20, None);
     assert!(report.changes.iter().any(|c| c.name == "never-used" && c.to == "stale"), "{report:?}");
 }
 
@@ -87,11 +87,11 @@ fn never_used_skills_get_a_grace_period() {
 fn a_stale_skill_used_again_becomes_active() {
     let (host, mut ledger, mut cache, config) = setup();
     host.advance(31 * DAY);
-    pass(&host, &config, &mut ledger, &mut cache, false, 20);
+    pass(&host, &config, &mut ledger, &mut cache, false, 20, None);
     assert_eq!(status(&host, "used-once").as_deref(), Some("stale"));
     let now = host.now_ms();
     ledger.record(&host, &[Record::Used("used-once", now)]).unwrap();
-    let report = pass(&host, &config, &mut ledger, &mut cache, false, 20);
+    let report = pass(&host, &config, &mut ledger, &mut cache, false, 20, None);
     assert!(report.changes.iter().any(|c| c.name == "used-once" && c.to == "active"));
 }
 
@@ -100,7 +100,7 @@ fn a_dry_run_changes_nothing() {
     let (host, mut ledger, mut cache, config) = setup();
     host.advance(200 * DAY);
     let before = host.snapshot();
-    let report = pass(&host, &config, &mut ledger, &mut cache, true, 20);
+    let report = pass(&host, &config, &mut ledger, &mut cache, true, 20, None);
     assert!(report.dry_run && !report.changes.is_empty());
     // The listing's persisted index (a cache of what is on disk) may be written; nothing else.
     let mut after = host.snapshot();
@@ -124,9 +124,9 @@ fn archived_package() -> (FakeHost, ListCache) {
     let (host, mut ledger, mut cache, config) = setup();
     host.write(&Root::UserSkills, "used-once/references/notes.md", b"notes\n", WriteMode::CreateNew).unwrap();
     host.advance(31 * DAY);
-    pass(&host, &config, &mut ledger, &mut cache, false, 20);
+    pass(&host, &config, &mut ledger, &mut cache, false, 20, None);
     host.advance(60 * DAY);
-    pass(&host, &config, &mut ledger, &mut cache, false, 20);
+    pass(&host, &config, &mut ledger, &mut cache, false, 20, None);
     assert!(host.file(&Root::UserSkills, "used-once/SKILL.md").is_none());
     (host, cache)
 }
@@ -229,7 +229,7 @@ fn the_schedule_is_shared_by_every_process_of_the_home() {
 fn a_status_change_is_kept_as_the_curators_version() {
     let (host, mut ledger, mut cache, config) = setup();
     host.advance(30 * DAY);
-    pass(&host, &config, &mut ledger, &mut cache, false, 20);
+    pass(&host, &config, &mut ledger, &mut cache, false, 20, None);
     let kept = crate::library::history::versions(&host, Scope::User, "", "never-used");
     let what: Vec<(&str, &str)> = kept.iter().map(|v| (v.actor.as_str(), v.operation.as_str())).collect();
     assert_eq!(what, [("curator", "status")]);
@@ -282,4 +282,129 @@ fn a_flat_skill_with_a_stray_file_in_its_archive_is_restored() {
     let restored = restore_locked(&host, "flatty", &mut cache);
     assert!(restored.is_ok(), "{restored:?}");
     assert!(host.file(&Root::UserSkills, "flatty.md").unwrap().starts_with(b"---\nname: flatty"));
+}
+
+/// A pass in `tick`, under the `curator-pass` lock, over skills `skill-1` … `skill-6`, each
+/// idle long enough to go stale: the lock is renewed as the pass goes, and a pass that loses it
+/// anyway stops moving skills.
+mod under_the_pass_lock {
+    use super::*;
+    use crate::plugin::Plugin;
+    use crate::state_file::{Lock, STALE_LOCK_MS, try_lock};
+    use std::cell::{Cell, RefCell};
+    use std::rc::Rc;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    const PASS_LOCK: &str = "locks/curator-pass.lock";
+    const SKILLS: usize = 6;
+
+    fn plugin() -> Plugin<FakeHost> {
+        let host = FakeHost::new(START);
+        for i in 1..=SKILLS {
+            skill(&host, &Root::UserSkills, &format!("skill-{i}"), &owned(&time::iso(START)));
+        }
+        let mut plugin = Plugin::new(host);
+        plugin.init("{}", &[]).unwrap();
+        plugin.host().advance(31 * DAY);
+        plugin
+    }
+
+    /// The skills the pass's decisions say it moved.
+    fn moved(decisions: &[String]) -> Vec<String> {
+        decisions
+            .iter()
+            .filter_map(|d| serde_json::from_str::<serde_json::Value>(d).ok())
+            .filter(|d| d["kind"] == "curator")
+            .map(|d| d["skill"].as_str().unwrap_or_default().to_string())
+            .collect()
+    }
+
+    /// Runs `step` just before each skill's move (the write of its file), from the `n`-th on.
+    fn before_each_move(host: &FakeHost, n: usize, step: Rc<dyn Fn(&FakeHost)>) {
+        if n > SKILLS {
+            return;
+        }
+        host.interleave("skill-", move |host| {
+            step(host);
+            before_each_move(host, n + 1, step);
+        });
+    }
+
+    #[test]
+    fn a_pass_longer_than_the_stale_age_keeps_its_lock() {
+        let mut plugin = plugin();
+        // Each move takes 3 s (a slow disk): the pass runs 18 s, well past the 10 s stale age,
+        // and another process tries the lock before every move.
+        let broken = Rc::new(Cell::new(false));
+        let seen = broken.clone();
+        before_each_move(
+            plugin.host(),
+            1,
+            Rc::new(move |host: &FakeHost| {
+                host.advance(3_000);
+                if try_lock(host, "curator-pass").is_some() {
+                    seen.set(true);
+                }
+            }),
+        );
+        let out = plugin.tick();
+        assert!(!broken.get(), "another process broke the running pass's lock: two passes at once");
+        assert!(!plugin.host().logged("breaking the stale lock"));
+        assert_eq!(moved(&out).len(), SKILLS, "{out:?}");
+        assert!(plugin.host().file(&Root::State, PASS_LOCK).is_none(), "released after the pass");
+    }
+
+    #[test]
+    fn a_pass_that_loses_its_lock_stops_moving_skills() {
+        let mut plugin = plugin();
+        // Just before the second move, this process stalls past the stale age; another breaks
+        // the pass's lock and holds it (to run its own pass).
+        let taken: Rc<RefCell<Option<Lock>>> = Rc::default();
+        let slot = taken.clone();
+        plugin.host().interleave("skill-2/", move |host| {
+            host.advance(STALE_LOCK_MS + 1);
+            *slot.borrow_mut() = try_lock(host, "curator-pass");
+        });
+        let out = plugin.tick();
+        let host = plugin.host();
+        let other = taken.borrow_mut().take().expect("the stalled pass's lock was broken");
+        // The move under way when the lock was broken completes; none follows.
+        assert_eq!(moved(&out), ["skill-1", "skill-2"], "{out:?}");
+        for i in 3..=SKILLS {
+            assert_eq!(status(host, &format!("skill-{i}")).as_deref(), Some("active"), "skill-{i} left alone");
+        }
+        assert!(host.logged("curator: lost the `curator-pass` lock to another process after checking 2 skill(s)"));
+        assert!(host.file(&Root::State, PASS_LOCK).is_some(), "the other process's lock stays");
+        assert!(try_lock(host, "curator-pass").is_none(), "held by the other process");
+        assert!(last_report(host).is_none(), "the report is the other pass's to write");
+        other.release(host);
+    }
+
+    #[test]
+    fn a_manual_run_waits_for_another_process_pass() {
+        use crate::api::{CallContext, Origin};
+        let mut plugin = plugin();
+        let ctx = CallContext {
+            session: "s1".into(),
+            agent: "main".into(),
+            origin: Origin::User,
+            depth: 0,
+            cwd: "/w".into(),
+        };
+        // Another process is in the middle of its pass.
+        let other = try_lock(plugin.host(), "curator-pass").expect("free");
+        let before = plugin.host().snapshot();
+        let err = plugin.run_command(&ctx, "curator run").expect_err("refused while another pass runs");
+        assert!(err.contains("a curator pass is running in another process"), "{err}");
+        assert_eq!(plugin.host().snapshot(), before, "a refused run changes nothing");
+        // A dry run reads only: it answers while the other pass runs.
+        let dry = plugin.run_command(&ctx, "curator run --dry-run --json").expect("a dry run needs no lock");
+        assert!(dry.contains("\"dryRun\":true"), "{dry}");
+        other.release(plugin.host());
+        // Once it is done, the manual run runs under the lock and lets it go.
+        plugin.run_command(&ctx, "curator run").expect("runs once the other pass is done");
+        assert!(plugin.host().file(&Root::State, PASS_LOCK).is_none(), "released after the manual run");
+        assert_eq!(status(plugin.host(), "skill-1").as_deref(), Some("stale"));
+    }
 }
