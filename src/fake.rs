@@ -12,7 +12,19 @@ pub enum Node {
     Symlink,
 }
 
-type Interleaved = (String, Box<dyn FnOnce(&FakeHost)>);
+/// Where in a write an interleaved step runs (see `interleave` and `interleave_inside_write`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Moment {
+    /// Before the write begins, under a path prefix.
+    BeforeWrite,
+    /// Inside a write under a folder, once it has opened that folder.
+    InsideWrite,
+}
+
+/// Another process's step, run by the host in the middle of the call under test.
+type Step = Box<dyn FnOnce(&FakeHost)>;
+
+type Interleaved = (String, Moment, Step);
 
 #[derive(Default)]
 pub struct FakeHost {
@@ -77,15 +89,53 @@ impl FakeHost {
     /// another process does between two steps of the call under test (say, between its reads
     /// and the lock it takes to write).
     pub fn interleave(&self, prefix: &str, step: impl FnOnce(&FakeHost) + 'static) {
-        *self.interleaved.borrow_mut() = Some((prefix.to_string(), Box::new(step)));
+        *self.interleaved.borrow_mut() = Some((prefix.to_string(), Moment::BeforeWrite, Box::new(step)));
+    }
+
+    /// Runs `step` once, inside the next write to a path under `folder/`: after the write has
+    /// opened `folder` (making it when missing), before it creates anything in it. A real host
+    /// writes so (it opens the parent, then creates the entry at it), and an entry created in a
+    /// folder removed meanwhile fails with `NotFound`: so does this write, when `step` removed
+    /// `folder`. The window where another process's tidying of an empty shared folder breaks
+    /// a write that made or found it.
+    pub fn interleave_inside_write(&self, folder: &str, step: impl FnOnce(&FakeHost) + 'static) {
+        *self.interleaved.borrow_mut() = Some((folder.to_string(), Moment::InsideWrite, Box::new(step)));
+    }
+
+    /// The step due at `moment` of a write to `path`, taken out of its slot: it writes through
+    /// this host too.
+    fn take_interleaved(&self, path: &str, moment: Moment) -> Option<(String, Step)> {
+        let due = self.interleaved.borrow_mut().take_if(|(at, when, _)| {
+            *when == moment
+                && match moment {
+                    Moment::BeforeWrite => path.starts_with(at.as_str()),
+                    Moment::InsideWrite => path.strip_prefix(at.as_str()).is_some_and(|rest| rest.starts_with('/')),
+                }
+        });
+        due.map(|(at, _, step)| (at, step))
     }
 
     fn run_interleaved(&self, path: &str) {
-        // Taken out first: the step writes through this host too.
-        let due = self.interleaved.borrow_mut().take_if(|(prefix, _)| path.starts_with(prefix.as_str()));
-        if let Some((_, step)) = due {
+        if let Some((_, step)) = self.take_interleaved(path, Moment::BeforeWrite) {
             step(self);
         }
+    }
+
+    /// Opens (makes) the folder an `interleave_inside_write` step waits in, runs the step, and
+    /// fails as a real host would when the step removed that folder.
+    fn run_inside_write(&self, root: &Root, path: &str) -> Result<(), FsError> {
+        let Some((folder, step)) = self.take_interleaved(path, Moment::InsideWrite) else { return Ok(()) };
+        self.with_root(root, &folder, |entries| match entries.get(&folder) {
+            Some(Node::File { .. }) => Err(FsError::WrongKind),
+            _ => {
+                Self::make_parents(entries, &folder);
+                entries.insert(folder.clone(), Node::Dir);
+                Ok(())
+            }
+        })?;
+        step(self);
+        let open = self.roots.borrow().get(root).is_some_and(|e| matches!(e.get(&folder), Some(Node::Dir)));
+        if open { Ok(()) } else { Err(FsError::NotFound) }
     }
 
     /// Places a symlink entry (the fake never follows it; every operation through it fails).
@@ -205,6 +255,7 @@ impl Host for FakeHost {
         self.run_interleaved(path);
         Self::bump(&self.writes, &self.fail_write_at)?;
         self.touch(root, path);
+        self.run_inside_write(root, path)?;
         let now = self.now.get();
         self.with_root(root, path, |entries| {
             let mut bytes = match (entries.get(path), mode) {

@@ -969,11 +969,11 @@ pub fn archive_location(
             .map_err(|e| fs_error(e, &note_path))?;
         host.rename(&Root::State, &partial, &folder).map_err(|e| fs_error(e, &folder))
     };
-    // A withdrawn copy leaves no trace, not even the archive folder it may have been the first in.
-    let withdraw = |copied: &str| {
-        cleanup::remove_tree(host, &Root::State, copied);
-        let _ = host.remove_dir(&Root::State, "archive");
-    };
+    // A withdrawn copy leaves no trace of its own. `archive/` stays, even when this copy was its
+    // first and it is empty now: it is shared, and removing it could pull it from under another
+    // process's first copy that has just made it (a write opens the folder, then creates its
+    // entry there). An empty archive folder is harmless.
+    let withdraw = |copied: &str| cleanup::remove_tree(host, &Root::State, copied);
     if let Err(err) = copy() {
         withdraw(&partial);
         return Err(err);

@@ -1,10 +1,10 @@
 //! Races of `skill_manage` with other processes, on the fake host through the whole plugin: a
-//! change lands on the skill it was based on or not at all, and an archive that outlives an
-//! unrenewed lock renews it.
+//! change lands on the skill it was based on or not at all, an archive that outlives an
+//! unrenewed lock renews it, and a withdrawn archive leaves the shared `archive/` folder be.
 
 use super::*;
 use crate::api::{CallContext, Origin};
-use crate::fake::FakeHost;
+use crate::fake::{FakeHost, Node};
 use crate::host::WriteMode;
 use crate::plugin::Plugin;
 use crate::state_file::{STALE_LOCK_MS, try_lock};
@@ -48,7 +48,7 @@ fn call(plugin: &mut Plugin<FakeHost>, args: &str) -> Result<Value, Value> {
     }
 }
 
-type Disk = BTreeMap<Root, BTreeMap<String, crate::fake::Node>>;
+type Disk = BTreeMap<Root, BTreeMap<String, Node>>;
 
 fn deploy() -> Location {
     Location { scope: Scope::User, layout: Layout::Package, root: Root::UserSkills, name: "deploy".into() }
@@ -157,7 +157,10 @@ fn an_archive_whose_lock_was_broken_leaves_the_skill_where_it_is() {
     assert!(host.logged("could not renew the lock"));
     lock.release(host);
     taken.take().unwrap().release(host);
-    assert_eq!(host.snapshot(), before, "the skill is whole, the archive copy withdrawn");
+    // `archive/` itself stays: it is shared with other processes' archives (see below).
+    let mut expected = before;
+    expected.entry(Root::State).or_default().insert("archive".into(), Node::Dir);
+    assert_eq!(host.snapshot(), expected, "the skill is whole, the archive copy withdrawn");
 }
 
 /// An archive whose copy runs past cleanup's one-minute grace (its lock renewed per file) meets
@@ -181,4 +184,65 @@ fn an_archive_longer_than_the_grace_keeps_its_files_from_another_processs_cleanu
         live || files.iter().any(|f| f == "SKILL.md"),
         "answered {out}; the skill left its root and its archive holds only {files:?}"
     );
+}
+
+/// Another process's archive of `other` fails (its copy, or the move of its skill) and withdraws
+/// while this archive's first copy has just made `archive/` and not yet written into it. Before,
+/// the withdrawal removed the then empty `archive/` under that copy, which failed with
+/// `NotFound`, and the archive with it. `archive/` is shared, so a withdrawal leaves it.
+#[test]
+fn a_withdrawn_archive_leaves_the_archive_folder_to_another_processs_first_copy() {
+    let other = Location { name: "other".into(), ..deploy() };
+    for fault in ["copy", "move"] {
+        let plugin = setup(1);
+        let host = plugin.host();
+        host.write(&Root::UserSkills, "other/SKILL.md", &ours("other"), WriteMode::CreateNew).unwrap();
+        let before = host.snapshot();
+        let withdrawn = Rc::new(RefCell::new(None));
+        let seen = withdrawn.clone();
+        let theirs = other.clone();
+        host.interleave_inside_write("archive", move |host| {
+            let mut lock = state_file::lock(host, &skill_lock("other")).unwrap();
+            match fault {
+                "copy" => host.fail_write_at.set(Some(host.writes_so_far() + 1)),
+                // The first rename publishes the copy; the second moves the skill away.
+                _ => host.fail_rename_at.set(Some(host.renames_so_far() + 2)),
+            }
+            *seen.borrow_mut() = archive_location(host, "s2", &theirs, "archived by another process", &mut lock).err();
+            lock.release(host);
+        });
+        let mut lock = state_file::lock(host, &skill_lock("deploy")).unwrap();
+        let archived = archive_location(host, "s1", &deploy(), "archived", &mut lock);
+        lock.release(host);
+
+        let refused = withdrawn.borrow_mut().take();
+        assert!(refused.is_some_and(|e| e.code == "io"), "{fault}: the other archive ran and failed");
+        let folder = archived.unwrap_or_else(|err| panic!("{fault}: the archive failed: {err:?}"));
+        assert_eq!(folder, format!("archive/deploy-{}", host.now_ms()), "{fault}");
+        let note_path = format!("{folder}/archived.json");
+        let note = host.file(&Root::State, &note_path).unwrap_or_default();
+        let fields: Value = serde_json::from_slice(&note).unwrap_or_default();
+        assert_eq!((fields["name"].as_str(), fields["session"].as_str()), (Some("deploy"), Some("s1")), "{fault}");
+        assert_eq!(host.snapshot(), moved_to_archive(before, &folder, note, host.now_ms()), "{fault}");
+    }
+}
+
+/// `disk` after `deploy` moved into the archive `folder` at `now`, with `note` as its
+/// `archived.json`: every other entry as it was.
+fn moved_to_archive(mut disk: Disk, folder: &str, note: Vec<u8>, now: u64) -> Disk {
+    let user = disk.entry(Root::UserSkills).or_default();
+    let skill: Vec<(String, Node)> = user.extract_if(.., |p, _| p == "deploy" || p.starts_with("deploy/")).collect();
+    let state = disk.entry(Root::State).or_default();
+    state.insert("archive".into(), Node::Dir);
+    state.insert(folder.into(), Node::Dir);
+    for (path, node) in skill {
+        let Some(inside) = path.strip_prefix("deploy/") else { continue };
+        let copy = match node {
+            Node::File { data, .. } => Node::File { data, modified_ms: now },
+            other => other,
+        };
+        state.insert(format!("{folder}/{inside}"), copy);
+    }
+    state.insert(format!("{folder}/archived.json"), Node::File { data: note, modified_ms: now });
+    disk
 }
