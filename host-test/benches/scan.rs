@@ -59,13 +59,23 @@ fn shapes() -> Vec<(&'static str, String)> {
     shapes
 }
 
-/// Samples per measurement (the fastest counts).
+/// Samples per measurement (the fastest counts), and the least time one measurement runs: a
+/// fast row's 21 samples take 40 ms, too short for the machine to settle (its first row read
+/// anywhere between 460 and 680 MB/s from one run to the next).
 const SAMPLES: usize = 21;
+const AT_LEAST: Duration = Duration::from_millis(300);
 
-/// The fastest of the samples: on a shared 2-core machine the other samples measure the
+/// The fastest run of `f`: on a shared 2-core machine the other samples measure the
 /// neighbours; the fastest is what the code costs.
-fn best(samples: Vec<Duration>) -> Duration {
-    samples.into_iter().min().unwrap_or_default()
+fn fastest(mut f: impl FnMut()) -> Duration {
+    let (mut best, mut spent, mut n) = (Duration::MAX, Duration::ZERO, 0);
+    while n < SAMPLES || spent < AT_LEAST {
+        let t = Instant::now();
+        f();
+        let took = t.elapsed();
+        (best, spent, n) = (best.min(took), spent + took, n + 1);
+    }
+    best
 }
 
 fn main() -> anyhow::Result<()> {
@@ -85,15 +95,7 @@ fn main() -> anyhow::Result<()> {
             continue;
         }
         let mb = text.len() as f64 / 1e6;
-        let native = best(
-            (0..SAMPLES)
-                .map(|_| {
-                    let t = Instant::now();
-                    std::hint::black_box(self_evolve::library::scan::scan_secrets(&text));
-                    t.elapsed()
-                })
-                .collect(),
-        );
+        let native = fastest(|| drop(std::hint::black_box(self_evolve::library::scan::scan_secrets(&text))));
         let native_input = self_evolve::library::check::SkillInput {
             folder: "bench".into(),
             skill_md: self_evolve::library::check::FileInput { path: "bench/SKILL.md".into(), bytes: Vec::new() },
@@ -102,29 +104,27 @@ fn main() -> anyhow::Result<()> {
                 bytes: text.clone().into_bytes(),
             }],
         };
-        let native_check = best(
-            (0..SAMPLES)
-                .map(|_| {
-                    let t = Instant::now();
-                    std::hint::black_box(self_evolve::library::check::check(std::slice::from_ref(&native_input), 0.8));
-                    t.elapsed()
-                })
-                .collect(),
-        );
+        let native_check = fastest(|| {
+            drop(std::hint::black_box(self_evolve::library::check::check(std::slice::from_ref(&native_input), 0.8)))
+        });
         let input = SkillInput {
             folder: "bench".into(),
             skill_md: FileInput { path: "bench/SKILL.md".into(), bytes: Vec::new() },
             resources: vec![FileInput { path: "bench/references/big.md".into(), bytes: text.into_bytes() }],
         };
-        let component = best(
-            (0..SAMPLES)
-                .map(|_| {
-                    let t = Instant::now();
-                    plugin.check(std::slice::from_ref(&input)).map(drop).unwrap_or_else(|e| eprintln!("{name}: {e}"));
-                    t.elapsed()
-                })
-                .collect(),
-        );
+        // With `SELF_EVOLVE_FUEL=1` (feature `profiling`): wasm instructions per byte, once.
+        if plugin.fuel_used().is_some() {
+            // The first call builds what the scan builds once (the scanner's tables): not counted.
+            plugin.check(std::slice::from_ref(&input)).map(drop).unwrap_or_else(|e| eprintln!("{name}: {e}"));
+            let before = plugin.fuel_used().unwrap_or_default();
+            plugin.check(std::slice::from_ref(&input)).map(drop).unwrap_or_else(|e| eprintln!("{name}: {e}"));
+            let spent = plugin.fuel_used().unwrap_or(before) - before;
+            println!("{name:<38} {:>10.2} wasm instructions per byte", spent as f64 / (mb * 1e6));
+            continue;
+        }
+        let component = fastest(|| {
+            plugin.check(std::slice::from_ref(&input)).map(drop).unwrap_or_else(|e| eprintln!("{name}: {e}"))
+        });
         let (n, k, c) = (mb / native.as_secs_f64(), mb / native_check.as_secs_f64(), mb / component.as_secs_f64());
         if i == 0 {
             base = (n, c);

@@ -16,6 +16,11 @@ pub const EPOCH_TICK: Duration = Duration::from_millis(5);
 
 static ENGINE: OnceLock<Result<Engine, String>> = OnceLock::new();
 
+/// Whether the engine counts fuel (`SELF_EVOLVE_FUEL`, with the `profiling` feature only).
+pub fn counting_fuel() -> bool {
+    cfg!(feature = "profiling") && std::env::var_os("SELF_EVOLVE_FUEL").is_some()
+}
+
 /// The process-wide engine. The first call starts the epoch ticker thread.
 pub fn engine() -> Result<&'static Engine> {
     ENGINE
@@ -23,9 +28,21 @@ pub fn engine() -> Result<&'static Engine> {
             let mut config = Config::new();
             config.epoch_interruption(true);
             #[cfg(feature = "profiling")]
-            if std::env::var_os("SELF_EVOLVE_PERFMAP").is_some() {
-                config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+            // `SELF_EVOLVE_PERFMAP=jitdump` also keeps the compiled code, for `perf annotate`
+            // (record with `-k 1`, then `perf inject --jit`).
+            match std::env::var("SELF_EVOLVE_PERFMAP").as_deref() {
+                Ok("jitdump") => {
+                    config.profiler(wasmtime::ProfilingStrategy::JitDump);
+                }
+                Ok(_) => {
+                    config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+                }
+                Err(_) => {}
             }
+            // `SELF_EVOLVE_FUEL=1` counts the wasm instructions each call runs (`Plugin::fuel_used`):
+            // a measure of the component's work that does not move with the machine's noise.
+            #[cfg(feature = "profiling")]
+            config.consume_fuel(counting_fuel());
             let engine = Engine::new(&config).map_err(|e| format!("{e:#}"))?;
             let ticker = engine.clone();
             std::thread::Builder::new()

@@ -389,6 +389,12 @@ impl Plugin {
         self.guarded("review-loop.status", |b, s| b.self_evolve_plugin_review_loop().call_status(s, session))
     }
 
+    /// The wasm instructions this instance has run, where the engine counts them
+    /// (`SELF_EVOLVE_FUEL=1` with the `profiling` feature): for benchmarks that compare builds.
+    pub fn fuel_used(&self) -> Option<u64> {
+        self.sandbox.fuel_used()
+    }
+
     pub fn check(&mut self, skills: &[SkillInput]) -> Result<Vec<Finding>, CallError> {
         self.guarded("checker.check", |b, s| b.self_evolve_plugin_checker().call_check(s, skills))
     }

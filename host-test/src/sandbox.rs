@@ -97,6 +97,10 @@ impl<B> Sandbox<B> {
         state.limiter.hit = false;
         let mut store = Store::new(&self.engine, state);
         store.limiter(|s| &mut s.limiter);
+        if crate::engine::counting_fuel() {
+            // Counting only: as much fuel as a store can hold, read back by `fuel`.
+            let _ = store.set_fuel(u64::MAX);
+        }
         // The deadline is for the plugin's own work: time it spent waiting on the host's network
         // or process starts (each bounded by its own timeout) extends it once; past that, a trap.
         store.epoch_deadline_callback(|mut ctx| {
@@ -119,6 +123,12 @@ impl<B> Sandbox<B> {
     /// it gets at least `INSTANTIATE_DEADLINE` (as in the Python host).
     fn instantiate_ticks(&self) -> u64 {
         self.deadline_ticks().max((INSTANTIATE_DEADLINE.as_millis() / EPOCH_TICK.as_millis()) as u64)
+    }
+
+    /// Fuel spent in this store so far, where the engine counts it (`engine::counting_fuel`).
+    pub fn fuel_used(&self) -> Option<u64> {
+        let left = self.store.as_ref()?.get_fuel().ok()?;
+        Some(u64::MAX - left)
     }
 
     pub fn state(&self) -> Option<&HostState> {

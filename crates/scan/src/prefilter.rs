@@ -159,55 +159,92 @@ impl Teddy {
     /// `at` answers where to go on from (a match's end: positions inside it are skipped), or
     /// stops the walk.
     pub fn candidates(&self, hay: &[u8], mut at: impl FnMut(usize) -> ControlFlow<(), usize>) {
+        let mut masks = [0u16; BLOCKS];
         let mut start = 0;
-        while let Some((block_start, mut mask)) = self.next_block(hay, start) {
-            start = block_start + LANES;
-            while mask != 0 {
-                let pos = block_start + mask.trailing_zeros() as usize;
-                mask &= mask - 1;
-                if pos >= hay.len() {
-                    return;
-                }
-                match at(pos) {
-                    ControlFlow::Break(()) => return,
-                    ControlFlow::Continue(resume) if resume >= block_start + LANES => {
-                        start = resume;
-                        break;
+        'chunks: while let Some(chunk_start) = self.next_chunk(hay, start, &mut masks) {
+            let chunk_end = chunk_start + BLOCKS * LANES;
+            start = chunk_end;
+            let mut k = 0;
+            while k < BLOCKS {
+                let block_start = chunk_start + k * LANES;
+                let mut mask = masks[k];
+                k += 1;
+                while mask != 0 {
+                    let pos = block_start + mask.trailing_zeros() as usize;
+                    mask &= mask - 1;
+                    if pos >= hay.len() {
+                        return;
                     }
-                    // Lanes before `resume` lie inside what was just matched.
-                    ControlFlow::Continue(resume) => mask &= !0u16 << (resume.max(pos + 1) - block_start),
+                    match at(pos) {
+                        ControlFlow::Break(()) => return,
+                        ControlFlow::Continue(resume) if resume >= chunk_end => {
+                            start = resume;
+                            continue 'chunks;
+                        }
+                        // On in a later block of this chunk, from its lane at `resume`.
+                        ControlFlow::Continue(resume) if resume >= block_start + LANES => {
+                            k = (resume - chunk_start) / LANES;
+                            masks[k] &= lanes_from(resume - chunk_start - k * LANES);
+                            break;
+                        }
+                        // Lanes before `resume` lie inside what was just matched.
+                        ControlFlow::Continue(resume) => mask &= lanes_from(resume.max(pos + 1) - block_start),
+                    }
                 }
             }
         }
     }
 
-    /// From `start` on, the first block of sixteen positions with a candidate: its start and
-    /// its lanes (bit `i` for `start + i`). Never inlined: it is the hot loop, built with this
-    /// crate's speed settings whatever crate calls `candidates` (the plugin's own code is built
-    /// for size).
+    /// From `start` on, the first block of sixteen positions with a candidate and the blocks
+    /// after it: the chunk's start, and in `masks` each block's lanes (bit `i` for the block's
+    /// position `i`; blocks past the text have none). Never inlined: it is the hot loop, built
+    /// with this crate's speed settings whatever crate calls `candidates` (the plugin's own code
+    /// is built for size). A chunk at a time, so that on text dense with anchors the tables
+    /// are set up once per `BLOCKS` blocks, not once per candidate.
     #[inline(never)]
-    fn next_block(&self, hay: &[u8], mut start: usize) -> Option<(usize, u16)> {
-        while start < hay.len() {
-            // Whole blocks read the text in place; the last bytes are copied into a block
-            // padded with zeros. A pattern that fits still has its real bytes there: the
-            // padding only meets a pattern's positions past its end (which accept anything) or
-            // patterns that cannot fit.
-            let mut padded = [0u8; READS];
-            let block: &[u8; READS] = match hay.get(start..start + READS).and_then(|w| w.try_into().ok()) {
-                Some(window) => window,
-                None => {
-                    let rest = &hay[start..];
-                    padded[..rest.len()].copy_from_slice(rest);
-                    &padded
-                }
-            };
-            let mask = self.tables.block(block);
+    fn next_chunk(&self, hay: &[u8], mut start: usize, masks: &mut [u16; BLOCKS]) -> Option<usize> {
+        let mut padded = [0u8; READS];
+        let first = loop {
+            if start >= hay.len() {
+                return None;
+            }
+            let mask = self.tables.block(block_at(hay, start, &mut padded));
             if mask != 0 {
-                return Some((start, mask));
+                break mask;
             }
             start += LANES;
+        };
+        masks[0] = first;
+        for (k, mask) in masks.iter_mut().enumerate().skip(1) {
+            let block_start = start + k * LANES;
+            *mask =
+                if block_start < hay.len() { self.tables.block(block_at(hay, block_start, &mut padded)) } else { 0 };
         }
-        None
+        Some(start)
+    }
+}
+
+/// Blocks a chunk of candidates holds (`Teddy::next_chunk`).
+const BLOCKS: usize = 8;
+
+/// The lanes of a block from lane `from` on (none from 16 on).
+fn lanes_from(from: usize) -> u16 {
+    u32::try_from(from).ok().and_then(|n| (!0u16).checked_shl(n)).unwrap_or(0)
+}
+
+/// The `READS` bytes from `start`: read in place, or for the last bytes copied into `padded`
+/// after zeros. A pattern that fits still has its real bytes there: the padding only meets a
+/// pattern's positions past its end (which accept anything) or patterns that cannot fit.
+#[inline(always)]
+fn block_at<'a>(hay: &'a [u8], start: usize, padded: &'a mut [u8; READS]) -> &'a [u8; READS] {
+    match hay.get(start..start + READS).and_then(|w| w.try_into().ok()) {
+        Some(window) => window,
+        None => {
+            let rest = &hay[start..];
+            *padded = [0u8; READS];
+            padded[..rest.len()].copy_from_slice(rest);
+            padded
+        }
     }
 }
 

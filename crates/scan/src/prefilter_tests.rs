@@ -128,6 +128,48 @@ fn a_stop_ends_the_walk_where_find_iter_would_have_stopped() {
 }
 
 #[test]
+fn a_caller_that_skips_ahead_sees_every_match_after_where_it_resumed() {
+    // The lint resumes at a line's end, a probe past what it read: the walk must go on from
+    // there, in the same block, a later block of the chunk or a later chunk, and miss nothing.
+    let s = scanner();
+    let teddy = s.teddy.as_ref().expect("built in tests");
+    let patterns = patterns();
+    let mut rng = Lcg(11);
+    for round in 0..200 {
+        let mut text = Vec::new();
+        while text.len() < 3000 {
+            match rng.next(3) {
+                0 => text.extend_from_slice(&patterns[rng.next(patterns.len())]),
+                1 => text.push(b" _-.:/=~\n"[rng.next(9)]),
+                _ => text.push(b"aAkKpPsStTeEyYgGhHxXQ0~5"[rng.next(24)]),
+            }
+        }
+        // How far each match sends the caller on: fixed per position, from 1 to 300 bytes.
+        let jump = |pos: usize| 1 + (pos * 2654435761 + round) % 300;
+        let mut expected = Vec::new();
+        let mut pos = 0;
+        while pos < text.len() {
+            match teddy.longest_at(&text, pos) {
+                Some(_) => {
+                    expected.push(pos);
+                    pos += jump(pos);
+                }
+                None => pos += 1,
+            }
+        }
+        let mut seen = Vec::new();
+        teddy.candidates(&text, |pos| match teddy.longest_at(&text, pos) {
+            Some(_) => {
+                seen.push(pos);
+                ControlFlow::Continue(pos + jump(pos))
+            }
+            None => ControlFlow::Continue(pos + 1),
+        });
+        assert_eq!(seen, expected, "round {round}");
+    }
+}
+
+#[test]
 fn ordinary_prose_is_mostly_skipped() {
     let prose = "## Deploying\n\nRun the test suite with `cargo test` before pushing. Then build the \
                  release with ./release.sh staging, check the logs for warnings, and open a pull \
