@@ -124,7 +124,7 @@ fn not_found(id: &str) -> ToolError {
         .with_details(json!({"id": id}))
 }
 
-/// Stages a change. Leaves nothing behind when any write fails.
+/// Stages a change. Leaves nothing of its own behind when any write fails.
 pub fn stage(host: &impl Host, change: &Change) -> Result<Manifest, ToolError> {
     let now = host.now_ms();
     let new_sha = change.new.map(sha256_hex);
@@ -169,8 +169,9 @@ pub fn stage(host: &impl Host, change: &Change) -> Result<Manifest, ToolError> {
             for done in &written {
                 let _ = host.remove_file(&Root::State, done);
             }
+            // Not `pending/`, even when empty now: it is shared, and another process's first stage
+            // may have just made it and not yet written into it (an empty one lists nothing).
             let _ = host.remove_dir(&Root::State, &dir);
-            let _ = host.remove_dir(&Root::State, DIR);
             return Err(fs_error(err, path));
         }
         written.push(path.to_string());

@@ -1,7 +1,9 @@
 //! Tests for staged writes on the fake host, and the diff checked by real `git apply` and `patch`.
 
 use super::*;
-use crate::fake::FakeHost;
+use crate::fake::{FakeHost, Node};
+use std::cell::RefCell;
+use std::rc::Rc;
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::wasm_bindgen_test as test;
 
@@ -92,7 +94,46 @@ fn a_failed_stage_leaves_nothing() {
     host.fail_write_at.set(Some(2));
     let before = host.snapshot();
     assert!(stage(&host, &change("a/SKILL.md", None, Some(b"1\n"))).is_err());
-    assert_eq!(host.snapshot(), before);
+    // Nothing of its own; `pending/` itself stays: it is shared with other processes' stages.
+    let mut expected = before;
+    expected.entry(Root::State).or_default().insert(DIR.into(), Node::Dir);
+    assert_eq!(host.snapshot(), expected);
+}
+
+/// Another process's stage fails (on its first write, or on its second) and tidies up while this
+/// stage's first write has just made `pending/` and not yet written into it. Before, the failed
+/// stage removed the then empty `pending/` under that write, which failed with `NotFound`, and
+/// this stage with it. `pending/` is shared, so a failed stage leaves it.
+#[test]
+fn a_failed_stage_leaves_the_pending_folder_to_another_processs_first_write() {
+    let ours: &[u8] = b"ours\n";
+    for failing in [1, 2] {
+        let host = FakeHost::new(1_000);
+        let before = host.snapshot();
+        let failed = Rc::new(RefCell::new(None));
+        let seen = failed.clone();
+        host.interleave_inside_write(DIR, move |host| {
+            host.fail_write_at.set(Some(host.writes_so_far() + failing));
+            let theirs = Change { skill: "other", ..change("other/SKILL.md", None, Some(b"theirs\n")) };
+            *seen.borrow_mut() = stage(host, &theirs).err();
+        });
+        let staged = stage(&host, &change("pdf/SKILL.md", None, Some(ours)));
+
+        let refused = failed.borrow_mut().take();
+        assert!(refused.is_some_and(|e| e.code == "io"), "{failing}: the other stage ran and failed");
+        let m = staged.unwrap_or_else(|err| panic!("{failing}: the stage failed: {err:?}"));
+        let mut expected = before;
+        let state = expected.entry(Root::State).or_default();
+        let dir = format!("{DIR}/{}", m.id);
+        let file = |data: Vec<u8>| Node::File { data, modified_ms: 1_000 };
+        state.insert(DIR.into(), Node::Dir);
+        state.insert(dir.clone(), Node::Dir);
+        state.insert(format!("{dir}/change.diff"), file(unified_diff("pdf/SKILL.md", None, Some(ours)).into_bytes()));
+        state.insert(format!("{dir}/new"), file(ours.to_vec()));
+        state.insert(format!("{dir}/manifest.json"), file(serde_json::to_vec_pretty(&m).unwrap()));
+        assert_eq!(host.snapshot(), expected, "{failing}: only this stage's entry, whole");
+        assert_eq!(list(&host), vec![m], "{failing}");
+    }
 }
 
 /// A target path, its bytes before, and after (None: absent).

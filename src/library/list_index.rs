@@ -15,7 +15,7 @@
 //! Should a host map two roots from one cwd, an entry still only counts while a file at its
 //! path has the recorded size and mtime.
 
-use crate::host::{Host, Root};
+use crate::host::{EntryKind, Host, Root};
 use crate::library::store::Summary;
 use serde::{Deserialize, Serialize};
 use std::rc::Rc;
@@ -129,19 +129,28 @@ pub fn save<'e>(
 /// no session uses any more. Removing one that is still in use costs one cold listing.
 pub const UNUSED_AFTER_MS: u64 = 90 * 24 * 60 * 60 * 1000;
 
-/// Removes `index/project-*` folders whose newest shard is older than [`UNUSED_AFTER_MS`] (the
+/// Removes `index/project-*` folders whose newest file is older than [`UNUSED_AFTER_MS`] (the
 /// curator's daily pass calls it). Returns the folders removed. Symlinks and files are left alone.
+///
+/// Every file counts, a write's temp file too, and a folder without a file is left: it may be
+/// another process's, made an instant ago for its first shard (a write opens the folder, then
+/// creates its entry there), and removing it would fail that write. An empty folder is harmless.
 pub fn prune_unused(host: &impl Host, now_ms: u64) -> Vec<String> {
     let Ok(entries) = host.list_dir(&Root::State, "index") else { return Vec::new() };
     let mut removed = Vec::new();
     for (name, kind) in entries {
-        if kind != crate::host::EntryKind::Dir || !name.starts_with("project-") {
+        if kind != EntryKind::Dir || !name.starts_with("project-") {
             continue;
         }
         let folder = format!("index/{name}");
-        let shards: Vec<String> = (0..SHARDS).map(|n| shard_path(&folder, n)).collect();
-        let newest = host.stat_many(&Root::State, &shards).into_iter().flatten().map(|st| st.modified_ms).max();
-        if newest.is_none_or(|ms| now_ms.saturating_sub(ms) > UNUSED_AFTER_MS) {
+        let Ok(inside) = host.list_dir(&Root::State, &folder) else { continue };
+        let files: Vec<String> = inside
+            .into_iter()
+            .filter(|(_, kind)| *kind == EntryKind::File)
+            .map(|(f, _)| format!("{folder}/{f}"))
+            .collect();
+        let newest = host.stat_many(&Root::State, &files).into_iter().flatten().map(|st| st.modified_ms).max();
+        if newest.is_some_and(|ms| now_ms.saturating_sub(ms) > UNUSED_AFTER_MS) {
             crate::library::cleanup::remove_tree(host, &Root::State, &folder);
             removed.push(folder);
         }
@@ -155,6 +164,7 @@ mod tests {
     use crate::fake::FakeHost;
     use crate::host::{Host, WriteMode};
     use crate::library::store::{ListCache, Store};
+    use std::cell::RefCell;
     #[cfg(target_arch = "wasm32")]
     use wasm_bindgen_test::wasm_bindgen_test as test;
 
@@ -237,6 +247,44 @@ mod tests {
         assert_eq!(load(&host, &recent).len(), 1, "the recent project index stays");
         assert_eq!(load(&host, "index/user").len(), 1, "the user index is never pruned");
         assert!(host.file(&Root::State, "index/project-notes.txt").is_some(), "a file is left alone");
+    }
+
+    /// The curator's prune runs while another process's first listing from a new project folder
+    /// has just made its `index/project-*` folder for its first shard and not yet written it.
+    /// Before, the prune took the folder without a shard for unused and removed it under that
+    /// write, which failed with `NotFound`: the listing warned and kept nothing. A folder
+    /// without a file is left.
+    #[test]
+    fn a_prune_leaves_a_project_index_to_another_processs_first_shard() {
+        let list_from_new_project = |host: &FakeHost| {
+            host.map_root(Root::ProjectSkills("s1".into()));
+            host.write(
+                &Root::ProjectSkills("s1".into()),
+                "bravo/SKILL.md",
+                &skill("bravo", "One."),
+                WriteMode::CreateNew,
+            )
+            .unwrap();
+            let mut cache = ListCache::default();
+            cache.note_cwd("s1", "/work/new");
+            let (skills, warnings) = Store::new(host, "s1").list(&mut cache);
+            (skills.len(), warnings)
+        };
+        // What the listing leaves when it runs alone.
+        let alone = FakeHost::new(1_000);
+        assert_eq!(list_from_new_project(&alone), (1, vec![]));
+
+        let host = FakeHost::new(1_000);
+        let index = folder(&Root::ProjectSkills("s1".into()), Some("/work/new")).unwrap();
+        let pruned = Rc::new(RefCell::new(None));
+        let seen = pruned.clone();
+        host.interleave_inside_write(&index, move |host| *seen.borrow_mut() = Some(prune_unused(host, host.now_ms())));
+        let listed = list_from_new_project(&host);
+
+        assert_eq!(pruned.borrow_mut().take(), Some(vec![]), "the prune ran inside the first write, removing nothing");
+        assert_eq!(listed, (1, vec![]), "listed, and the index saved without a warning");
+        assert_eq!(load(&host, &index).len(), 1, "the project index holds the skill");
+        assert_eq!(host.snapshot(), alone.snapshot(), "byte for byte what the listing leaves alone");
     }
 
     #[test]

@@ -96,12 +96,15 @@ pub fn begin(
             }
         }
     }
-    // A refused begin leaves the state root as it found it (the folder too, when it is empty).
+    // A refused begin releases its locks and leaves nothing of its own. `review-loop/` stays, even
+    // when its locks were the first in it and it is empty now: it is shared, and removing it could
+    // pull it from under another process's first write that has just made it (a write opens the
+    // folder, then creates its entry there), and that begin would be skipped as if its lock were
+    // busy. An empty `review-loop/` is harmless.
     let release_all = || {
         for path in &locks {
             state::release(host, path, id);
         }
-        let _ = host.remove_dir(&crate::host::Root::State, state::DIR);
     };
 
     // Step 1: load or start the state.
@@ -357,3 +360,7 @@ fn validate(ctx: &CallContext, req: &Request) -> Result<(), ToolError> {
 pub(super) fn minutes_ms(minutes: u64) -> u32 {
     u32::try_from(minutes.saturating_mul(60_000)).unwrap_or(u32::MAX)
 }
+
+#[cfg(test)]
+#[path = "begin_tests.rs"]
+mod tests;

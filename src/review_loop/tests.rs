@@ -27,11 +27,11 @@ fn fresh() -> T {
     T { host, loops: Loops::default(), config: Config::default().review_loop, delivered: 0 }
 }
 
-fn ctx(session: &str) -> CallContext {
+pub(super) fn ctx(session: &str) -> CallContext {
     CallContext { session: session.into(), agent: "main".into(), origin: Origin::User, depth: 0, cwd: String::new() }
 }
 
-fn req(mode: Mode, artifact: &str) -> Request {
+pub(super) fn req(mode: Mode, artifact: &str) -> Request {
     Request {
         mode,
         artifact: artifact.into(),
@@ -611,7 +611,9 @@ fn refusals_are_structured_and_change_nothing() {
     t.host.refuse_starts.set(true);
     let err = t.loops.begin(&t.host, &t.config, &ctx("s1"), req(Mode::Code, DIFF)).unwrap_err();
     assert_eq!(err.code, "no-reviewer");
-    assert_eq!(t.host.snapshot(), before, "locks released, no state written");
+    let mut expected = before; // but for the shared `review-loop/` (see `begin_tests`)
+    expected.entry(Root::State).or_default().insert(state::DIR.into(), crate::fake::Node::Dir);
+    assert_eq!(t.host.snapshot(), expected, "locks released, no state written");
 }
 
 #[test]
