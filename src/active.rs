@@ -122,8 +122,9 @@ impl Active {
             host.log(
                 crate::host::Level::Warn,
                 &format!(
-                    "session `{session}`: its lock was lost to another process during this event; this event's \
-                     changes to the session's state were not saved"
+                    "session `{}`: its lock was lost to another process during this event; this event's \
+                     changes to the session's state were not saved",
+                    crate::visible::visible(&session)
                 ),
             );
         }

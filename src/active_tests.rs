@@ -87,3 +87,22 @@ fn a_slow_event_whose_lock_nobody_broke_is_saved() {
     let lock = format!("{}/{}.lock", crate::state_file::LOCK_DIR, sessions::lock_name("s1"));
     assert!(host.file(&crate::host::Root::State, &lock).is_none(), "released");
 }
+
+/// The session id is the host's (hostile) input: the warning of a lost lock writes it to the
+/// operator's log as it came, a carriage return or an escape sequence with it, where the rest of
+/// the plugin shows text for a person's eyes through `visible`.
+#[test]
+fn a_lost_lock_warning_escapes_the_session_id() {
+    let host = FakeHost::new(1_000_000);
+    let session = "s1\r\x1b[2Kall good";
+    let mut active = active();
+    let scope = active.enter(&host, session).unwrap();
+    active.review.sessions.entry(session.into()).or_default().turn = 2;
+    host.advance(STALE_LOCK_MS + 1);
+    let other = try_lock(&host, &sessions::lock_name(session)).expect("broken");
+    active.leave(&host, scope);
+    other.release_keeping_folder(&host);
+    let logs = host.logs.borrow();
+    let warning = logs.iter().map(|(_, m)| m).find(|m| m.contains("its lock was lost")).expect("warned");
+    assert!(!warning.contains('\r') && !warning.contains('\x1b'), "{warning:?}");
+}

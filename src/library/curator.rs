@@ -258,6 +258,19 @@ pub fn pass(
         }
         report.changes.push(change);
     }
+    // Checked once more before the pass's own writes: a pass that stalled in its last move (or in
+    // its listing, with no skill to check) may have lost the lock since its last check, and its
+    // report would overwrite the newer one of the pass that took over.
+    if lost.is_none()
+        && let Some(lock) = lock.as_deref_mut()
+        && !lock.refresh(host)
+    {
+        lost = Some(format!(
+            "lost the `curator-pass` lock to another process after checking {} skill(s); this pass left \
+             its report and ledger entry to the other process's pass",
+            report.checked
+        ));
+    }
     // A stopped pass leaves the ledger and the report to the pass that took over.
     if !dry_run && lost.is_none() {
         if let Err(err) = ledger.record(host, &[Record::CuratorRan(now)]) {

@@ -407,4 +407,52 @@ mod under_the_pass_lock {
         assert!(plugin.host().file(&Root::State, PASS_LOCK).is_none(), "released after the manual run");
         assert_eq!(status(plugin.host(), "skill-1").as_deref(), Some("stale"));
     }
+
+    /// The pass stalls past the stale age during its last skill's move; another process's manual
+    /// `/skills curator run` breaks the lock and runs its own pass, writing its report. The stalled
+    /// pass has lost its lock, yet writes its own (older) report and ledger entry over the
+    /// other's: it never looks at its lock again after the last skill's check.
+    #[test]
+    fn a_pass_that_loses_its_lock_during_its_last_move_leaves_the_report_to_the_other() {
+        let mut plugin = plugin();
+        let theirs: Rc<RefCell<Option<Report>>> = Rc::default();
+        let slot = theirs.clone();
+        plugin.host().interleave(&format!("skill-{SKILLS}/"), move |host| {
+            host.advance(STALE_LOCK_MS + 1);
+            let mut other = try_lock(host, "curator-pass").expect("the stalled pass's lock is broken");
+            let config = Config::default().curator;
+            let mut ledger = Ledger::default();
+            let mut cache = ListCache::default();
+            let report = pass(host, &config, &mut ledger, &mut cache, false, 20, Some(&mut other));
+            other.release(host);
+            *slot.borrow_mut() = Some(report);
+        });
+        plugin.tick();
+        let host = plugin.host();
+        let theirs = theirs.borrow_mut().take().expect("the other pass ran");
+        assert_eq!(
+            last_report(host).map(|r| r.at),
+            Some(theirs.at),
+            "the stalled pass wrote its report over the other's"
+        );
+    }
+
+    /// Same, with no skill of its own to check (a hand-written one only): a lock lost during the
+    /// pass's listing goes unnoticed, and its report and ledger entry are written all the same.
+    #[test]
+    fn a_pass_with_no_skill_to_check_writes_no_report_after_losing_its_lock() {
+        let host = FakeHost::new(START);
+        let mut lock = try_lock(&host, "curator-pass").unwrap();
+        host.interleave("index/", move |host| {
+            host.advance(STALE_LOCK_MS + 1);
+            assert!(try_lock(host, "curator-pass").is_some(), "the pass's lock is broken and held by another process");
+        });
+        skill(&host, &Root::UserSkills, "hand", "  author: someone\n");
+        let config = Config::default().curator;
+        let report =
+            pass(&host, &config, &mut Ledger::default(), &mut ListCache::default(), false, 20, Some(&mut lock));
+        assert!(host.logged("breaking the stale lock"), "the interleaved break ran");
+        assert!(last_report(&host).is_none(), "a pass that lost its lock wrote a report: {report:?}");
+        assert_eq!(Ledger::load(&host).curator_last_run_ms, None, "and its ledger entry");
+    }
 }

@@ -32,7 +32,10 @@ impl<H: Host> Plugin<H> {
             None => Vec::new(),
             Some(Ok(decisions)) => decisions,
             Some(Err(err)) => {
-                self.host.log(Level::Warn, &format!("event of session `{session}` dropped: {}", err.message));
+                self.host.log(
+                    Level::Warn,
+                    &format!("event of session `{}` dropped: {}", crate::visible::visible(session), err.message),
+                );
                 vec![
                     serde_json::json!({"kind": "session", "session": session, "action": "dropped", "reason": err.message})
                         .to_string(),
