@@ -262,7 +262,7 @@ pub fn pass(
     // its listing, with no skill to check) may have lost the lock since its last check, and its
     // report would overwrite the newer one of the pass that took over.
     if lost.is_none()
-        && let Some(lock) = lock.as_deref_mut()
+        && let Some(lock) = lock
         && !lock.refresh(host)
     {
         lost = Some(format!(
