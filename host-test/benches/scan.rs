@@ -6,7 +6,10 @@
 //! ordinary row and the rows whose name holds `url`, `SCAN_BENCH_COMPONENT=path.wasm` measures
 //! another build of the component. To see where the component's time goes, build it unstripped
 //! (`CARGO_PROFILE_WASM_RELEASE_STRIP=false`), run this with `--features profiling` and
-//! `SELF_EVOLVE_PERFMAP=1` under `perf record`.
+//! `SELF_EVOLVE_PERFMAP=1` under `perf record` (`=jitdump` with `perf record -k 1` and `perf
+//! inject --jit` for `perf annotate`). With `--features profiling` and `SELF_EVOLVE_FUEL=1` it
+//! prints the component's wasm instructions per byte instead of timings: a count that does not
+//! move with this VM's noise, for comparing two builds.
 
 use self_evolve_host::plugin::{FileInput, SkillInput};
 use self_evolve_host::{HostConfig, Plugin};
