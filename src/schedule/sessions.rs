@@ -368,10 +368,17 @@ pub fn breaker_after(host: &impl Host, memory: &mut StoredBreaker, before: &Brea
 }
 
 /// Removes session files untouched for `KEEP_MS` (with no review in flight), at most once a day.
+/// Forgets this thread's last look at the sweep's mark (tests on one thread share it).
+#[cfg(test)]
+pub fn forget_last_sweep_look() {
+    LAST_SWEEP_LOOK.with(|last| last.set(None));
+}
+
 pub fn sweep(host: &impl Host) {
     let now = host.now_ms();
-    // A long-lived process looks at the day's mark at most once an hour.
-    if LAST_SWEEP_LOOK.with(|last| last.get().is_some_and(|t| now.saturating_sub(t) < HOUR_MS)) {
+    // A long-lived process looks at the day's mark at most once an hour; a look "in the future"
+    // (the clock stepped back) does not count, or the sweep would wait for the clock to pass it.
+    if LAST_SWEEP_LOOK.with(|last| last.get().is_some_and(|t| t <= now && now - t < HOUR_MS)) {
         return;
     }
     LAST_SWEEP_LOOK.with(|last| last.set(Some(now)));

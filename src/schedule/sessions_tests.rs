@@ -142,6 +142,7 @@ fn without_a_state_root_the_breaker_is_this_processs() {
 
 #[test]
 fn the_sweep_removes_week_old_sessions_but_not_reviews_in_flight() {
+    forget_last_sweep_look();
     let host = FakeHost::new(0);
     let mut old = load(&host, "old");
     old.review.turn = 1;
@@ -213,4 +214,19 @@ fn a_load_whose_name_is_no_skill_name_registers_nothing() {
     assert_eq!(stored.reads["main"].iter().collect::<Vec<_>>(), ["pdf"]);
     let size = serde_json::to_vec(&stored).unwrap().len();
     assert!(size < 16 << 10, "the session state grew to {size} bytes");
+}
+
+/// A look at the sweep's mark stamped after now (the clock stepped back) does not hold the
+/// sweep off until the clock passes it.
+#[test]
+fn a_clock_stepped_back_does_not_hold_the_sweep_off() {
+    forget_last_sweep_look();
+    sweep(&FakeHost::new(30 * KEEP_MS));
+    let host = FakeHost::new(0);
+    let mut old = load(&host, "old");
+    old.review.turn = 1;
+    save(&host, None, &old);
+    host.advance(KEEP_MS + MIN);
+    sweep(&host);
+    assert!(generations(&host, "old").is_empty(), "swept although an earlier look was stamped later");
 }
