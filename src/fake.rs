@@ -233,6 +233,11 @@ impl FakeHost {
         }
     }
 
+    fn has_children(entries: &BTreeMap<String, Node>, path: &str) -> bool {
+        let prefix = format!("{path}/");
+        entries.range(prefix.clone()..).next().is_some_and(|(k, _)| k.starts_with(&prefix))
+    }
+
     fn bump(counter: &Cell<u64>, fail_at: &Cell<Option<u64>>) -> Result<(), FsError> {
         counter.set(counter.get() + 1);
         if fail_at.get() == Some(counter.get()) {
@@ -278,8 +283,25 @@ impl Host for FakeHost {
         Self::check_path(to)?;
         self.with_root(root, from, |entries| {
             Self::check_parents(entries, to)?;
-            if matches!(entries.get(to), Some(Node::Symlink)) {
-                return Err(FsError::Symlink);
+            let moving_dir = match entries.get(from) {
+                None => return Err(FsError::NotFound),
+                Some(node) => matches!(node, Node::Dir),
+            };
+            // As rename(2) answers on the real hosts (each maps errno alike): a folder replaces
+            // only an empty folder (ENOTEMPTY otherwise), a file only a file (EISDIR, ENOTDIR).
+            match entries.get(to) {
+                Some(Node::Symlink) => return Err(FsError::Symlink),
+                _ if from == to => return Ok(()),
+                Some(Node::Dir) if !moving_dir => return Err(FsError::WrongKind),
+                Some(Node::Dir) if Self::has_children(entries, to) => {
+                    return Err(FsError::Io("folder not empty".into()));
+                }
+                Some(Node::File { .. }) if moving_dir => return Err(FsError::WrongKind),
+                _ => {}
+            }
+            if moving_dir && to.starts_with(&format!("{from}/")) {
+                // EINVAL: a folder into itself.
+                return Err(FsError::Io("invalid argument".into()));
             }
             let node = entries.remove(from).ok_or(FsError::NotFound)?;
             // Move a folder's children along with it.
@@ -316,7 +338,7 @@ impl Host for FakeHost {
                 Some(_) => return Err(FsError::WrongKind),
                 None => return Err(FsError::NotFound),
             }
-            if entries.keys().any(|k| k.starts_with(&format!("{path}/"))) {
+            if Self::has_children(entries, path) {
                 return Err(FsError::Io("folder not empty".into()));
             }
             entries.remove(path);
@@ -443,3 +465,7 @@ impl Host for FakeHost {
         self.logs.borrow_mut().push((level, message.to_string()));
     }
 }
+
+#[cfg(test)]
+#[path = "fake_tests.rs"]
+mod tests;

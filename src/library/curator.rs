@@ -3,7 +3,7 @@
 //! after `archiveDays`, never-used skills get `graceDays` first. Each pass leaves a report.
 
 use crate::config::CuratorConfig;
-use crate::host::{Host, Level, Root, WriteMode};
+use crate::host::{EntryKind, FsError, Host, Level, Root, WriteMode};
 use crate::library::cleanup;
 use crate::library::history;
 use crate::library::ledger::{Ledger, Record};
@@ -402,7 +402,16 @@ pub fn restore(
                 ));
             }
         }
-        host.rename(&Root::UserSkills, &staging, &entry).map_err(|e| e.to_string())
+        // rename(2) replaces no folder that holds anything (ENOTEMPTY, or EEXIST on some
+        // systems), nor a folder by a file or the reverse: an entry holding the name without
+        // being a skill (a folder made by hand, no SKILL.md in it) is the operator's to move.
+        host.rename(&Root::UserSkills, &staging, &entry).map_err(|e| {
+            let refused = matches!(e, FsError::Io(_) | FsError::AlreadyExists | FsError::WrongKind | FsError::Symlink);
+            match host.stat(&Root::UserSkills, &entry) {
+                Ok(stat) if refused => in_the_way(name, &entry, stat.kind),
+                _ => e.to_string(),
+            }
+        })
     };
     if let Err(err) = build() {
         cleanup::remove_tree(host, &Root::UserSkills, &staging);
@@ -416,6 +425,19 @@ pub fn restore(
         cleanup::remove_tree(host, &Root::State, &retired);
     }
     Ok(folder)
+}
+
+/// Why a restore cannot publish `entry`: something that is not the skill holds its name.
+fn in_the_way(name: &str, entry: &str, kind: EntryKind) -> String {
+    let what = match kind {
+        EntryKind::Dir => format!("a folder `{entry}/` that is not a skill (no SKILL.md in it)"),
+        EntryKind::File => format!("a file `{entry}`"),
+        EntryKind::Symlink => format!("a symlink `{entry}`"),
+    };
+    format!(
+        "{what} is in the user skills folder where the skill goes; nothing in it was changed: move or remove \
+         it, then run `/skills restore {name}` again"
+    )
 }
 
 fn reactivate(bytes: &[u8]) -> Vec<u8> {

@@ -284,6 +284,10 @@ fn a_flat_skill_with_a_stray_file_in_its_archive_is_restored() {
     assert!(host.file(&Root::UserSkills, "flatty.md").unwrap().starts_with(b"---\nname: flatty"));
 }
 
+/// A restore or an archive whose one rename meets an entry already holding the name.
+#[path = "curator_restore_tests.rs"]
+mod in_the_way;
+
 /// A pass in `tick`, under the `curator-pass` lock, over skills `skill-1` … `skill-6`, each
 /// idle long enough to go stale: the lock is renewed as the pass goes, and a pass that loses it
 /// anyway stops moving skills.
