@@ -33,18 +33,25 @@ fn session_at_turn_one(host: &FakeHost) {
     sessions::save(host, None, &first);
 }
 
+/// An event of `session` that took the session at turn 2 and then stalled past the lock's stale
+/// age: another process may break its lock now.
+fn stalled_event(host: &FakeHost, session: &str) -> (Active, SessionScope) {
+    let mut active = active();
+    let scope = active.enter(host, session).unwrap();
+    active.review.sessions.entry(session.into()).or_default().turn = 2;
+    host.advance(STALE_LOCK_MS + 1);
+    (active, scope)
+}
+
 #[test]
 fn a_session_whose_lock_was_lost_is_left_as_its_new_owner_wrote_it() {
     // The other process still holds the session when this one leaves it, or is done with it.
     for other_still_holds in [true, false] {
         let host = FakeHost::new(1_000_000);
         session_at_turn_one(&host);
-        let mut active = active();
-        let scope = active.enter(&host, "s1").unwrap();
-        active.review.sessions.entry("s1".into()).or_default().turn = 2;
         // This process stalls past the lock's stale age; another breaks the lock, takes the
         // session and saves its own event.
-        host.advance(STALE_LOCK_MS + 1);
+        let (mut active, scope) = stalled_event(&host, "s1");
         let other = try_lock(&host, &sessions::lock_name("s1")).expect("the stalled holder's lock is broken");
         assert!(host.logged("breaking the stale lock"));
         let mut theirs = sessions::load(&host, "s1");
@@ -77,10 +84,7 @@ fn a_session_whose_lock_was_lost_is_left_as_its_new_owner_wrote_it() {
 fn a_slow_event_whose_lock_nobody_broke_is_saved() {
     let host = FakeHost::new(1_000_000);
     session_at_turn_one(&host);
-    let mut active = active();
-    let scope = active.enter(&host, "s1").unwrap();
-    active.review.sessions.entry("s1".into()).or_default().turn = 2;
-    host.advance(STALE_LOCK_MS + 1);
+    let (mut active, scope) = stalled_event(&host, "s1");
     active.leave(&host, scope);
     assert_eq!(sessions::load(&host, "s1").review.turn, 2, "the lock was still ours: saved");
     assert!(!host.logged("its lock was lost"));
@@ -95,10 +99,7 @@ fn a_slow_event_whose_lock_nobody_broke_is_saved() {
 fn a_lost_lock_warning_escapes_the_session_id() {
     let host = FakeHost::new(1_000_000);
     let session = "s1\r\x1b[2Kall good";
-    let mut active = active();
-    let scope = active.enter(&host, session).unwrap();
-    active.review.sessions.entry(session.into()).or_default().turn = 2;
-    host.advance(STALE_LOCK_MS + 1);
+    let (mut active, scope) = stalled_event(&host, session);
     let other = try_lock(&host, &sessions::lock_name(session)).expect("broken");
     active.leave(&host, scope);
     other.release_keeping_folder(&host);
