@@ -412,6 +412,27 @@ mod under_the_pass_lock {
         assert_eq!(status(plugin.host(), "skill-1").as_deref(), Some("stale"));
     }
 
+    #[test]
+    fn a_manual_run_that_cannot_take_the_lock_says_so() {
+        use crate::api::{CallContext, Origin};
+        let mut plugin = plugin();
+        let ctx = CallContext {
+            session: "s1".into(),
+            agent: "main".into(),
+            origin: Origin::User,
+            depth: 0,
+            cwd: "/w".into(),
+        };
+        // The state root refuses the lock's write (a read-only or full disk): nobody holds it.
+        let host = plugin.host();
+        host.fail_write_at.set(Some(host.writes_so_far() + 1));
+        let before = host.snapshot();
+        let err = plugin.run_command(&ctx, "curator run").expect_err("refused");
+        assert!(err.contains("could not take `locks/curator-pass.lock`"), "{err}");
+        assert!(!err.contains("another process"), "{err}");
+        assert_eq!(plugin.host().snapshot(), before, "nothing changed");
+    }
+
     /// The pass stalls past the stale age during its last skill's move; another process's manual
     /// `/skills curator run` breaks the lock and runs its own pass, writing its report. The stalled
     /// pass has lost its lock, yet writes its own (older) report and ledger entry over the
