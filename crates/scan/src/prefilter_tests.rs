@@ -145,7 +145,7 @@ fn a_caller_that_skips_ahead_sees_every_match_after_where_it_resumed() {
             }
         }
         // How far each match sends the caller on: fixed per position, from 1 to 300 bytes.
-        let jump = |pos: usize| 1 + (pos * 2654435761 + round) % 300;
+        let jump = |pos: usize| 1 + ((pos as u64 * 2_654_435_761 + round as u64) % 300) as usize;
         let mut expected = Vec::new();
         let mut pos = 0;
         while pos < text.len() {
