@@ -7,6 +7,7 @@
 
 pub mod server;
 pub mod uris;
+pub mod wire;
 pub mod worker;
 
 use crate::caps::fs::{FsConfig, ProjectRoots};
@@ -59,14 +60,18 @@ pub fn fs_config(home: &std::path::Path, project: Option<&std::path::Path>, sess
 }
 
 /// The longest request line read: above the plugin's 24 MiB argument bound even when every byte
-/// of the arguments is escaped in JSON, so an oversized call is answered `too-large` by the plugin
-/// (rmcp's default, 16 MiB, dropped such a line without any answer).
+/// of the arguments is escaped in JSON, so an oversized call is answered `too-large` by the plugin;
+/// a longer line is answered by `wire` (rmcp's default, 16 MiB, dropped such a line without any
+/// answer).
 const MAX_REQUEST_LINE: usize = 64 << 20;
 
-fn stdio_transport()
--> rmcp::transport::async_rw::AsyncRwTransport<rmcp::RoleServer, tokio::io::Stdin, tokio::io::Stdout> {
-    let (stdin, stdout) = rmcp::transport::stdio();
-    rmcp::transport::async_rw::AsyncRwTransport::new_server(stdin, stdout).with_max_line_length(MAX_REQUEST_LINE)
+/// An error of rmcp's, for the log: its text may quote what the client sent (a whole message,
+/// a credential in it), so it is cut short and shown with control characters escaped.
+fn rmcp_error(what: &str, err: &dyn std::fmt::Display) -> anyhow::Error {
+    let text = err.to_string();
+    let cut: String = text.chars().take(160).collect();
+    let more = if cut.len() < text.len() { "…" } else { "" };
+    anyhow!("{what}: {}{more}", crate::text::visible(&cut))
 }
 
 /// Serves until the client closes stdin.
@@ -180,8 +185,11 @@ pub fn run(options: Options) -> Result<()> {
                 }
             });
         }
-        let service = server.serve(stdio_transport()).await.map_err(|e| anyhow!("MCP initialisation failed: {e}"))?;
-        service.waiting().await.map_err(|e| anyhow!("the MCP session ended with an error: {e}"))?;
+        let (transport, answers) = wire::wire(tokio::io::stdin(), tokio::io::stdout(), MAX_REQUEST_LINE);
+        let service = server.serve(transport).await.map_err(|e| rmcp_error("MCP initialisation failed", &e))?;
+        service.waiting().await.map_err(|e| rmcp_error("the MCP session ended with an error", &e))?;
+        // The last answers are written before the process ends.
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), answers).await;
         Ok(())
     })
 }
