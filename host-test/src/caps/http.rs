@@ -4,6 +4,9 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+/// The cap on a request's deadline when the endpoint names none (or 0).
+pub const DEFAULT_MAX_TIMEOUT_MS: u32 = 30_000;
+
 #[derive(Debug, Clone)]
 pub struct Endpoint {
     /// Base URL, e.g. `https://gate.example/v1`; the request's path is appended.
@@ -26,7 +29,7 @@ impl Endpoint {
             credential_env: None,
             auth_header: "authorization".into(),
             auth_prefix: "Bearer ".into(),
-            max_timeout_ms: 30_000,
+            max_timeout_ms: DEFAULT_MAX_TIMEOUT_MS,
             max_response_bytes: 1 << 20,
         }
     }
@@ -43,12 +46,16 @@ impl Endpoint {
 }
 
 /// A client for one request: this deadline for all of it, statuses as answers (not errors),
-/// never a redirect (a host may not be sent where its operator did not name).
+/// never a redirect (a host may not be sent where its operator did not name), and never a proxy:
+/// ureq's default reads ALL_PROXY / HTTPS_PROXY / HTTP_PROXY from the environment, which would
+/// hand the request (and, for an `http://` endpoint, its credential) to another host. The Node
+/// (node:http, `agent: false`) and Python (http.client) hosts always connect to the endpoint itself.
 pub fn agent(timeout: Duration) -> ureq::Agent {
     ureq::Agent::config_builder()
         .timeout_global(Some(timeout))
         .http_status_as_error(false)
         .max_redirects(0)
+        .proxy(None)
         .build()
         .into()
 }
@@ -132,7 +139,10 @@ impl HttpCap {
             Some(_) => Some(endpoint.credential().ok_or(HttpErr::NoCredential)?),
             None => None,
         };
-        let timeout = Duration::from_millis(u64::from(req.timeout_ms.clamp(1, endpoint.max_timeout_ms)));
+        // A cap of 0 is "no cap given": the default, as Node (`maxTimeoutMs || 30000`) and Python
+        // (`max_timeout_ms or 30000`) read it; `clamp(1, 0)` would panic inside the import.
+        let cap = if endpoint.max_timeout_ms == 0 { DEFAULT_MAX_TIMEOUT_MS } else { endpoint.max_timeout_ms };
+        let timeout = Duration::from_millis(u64::from(req.timeout_ms.clamp(1, cap)));
         let agent = agent(timeout);
         let url = format!("{}{}", endpoint.url.trim_end_matches('/'), req.path);
         let mut builder = agent.post(&url);

@@ -260,25 +260,28 @@ impl FsCap {
     /// Opens (and caches) the root folder by its real path; `create` makes it when missing.
     fn dir(&mut self, root: &RootRef, create: bool) -> Result<&OwnedFd, FsErr> {
         let path = self.root_path(root).ok_or(FsErr::NotPermitted)?;
+        // A root folder deleted since it was opened (the operator removed the state folder while
+        // the server ran) is opened again at the same real path, as Node and Python do: its old
+        // handle would fail every later call.
+        if let Some(fd) = self.dirs.get(&path)
+            && rustix::fs::fstat(fd).is_ok_and(|st| st.st_nlink == 0)
+        {
+            self.dirs.remove(&path);
+        }
         if !self.dirs.contains_key(&path) {
-            let flags = rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC;
             let fd = match self.project_bases.get(&path) {
                 // From the project's real folder down, one component at a time and never through a
                 // link: a `.dsh` planted as a link after the root was resolved (a checkout, a
                 // hostile repository) is refused, not followed out of the project.
                 Some(project) => {
-                    let base =
-                        rustix::fs::open(project, flags | rustix::fs::OFlags::NOFOLLOW, rustix::fs::Mode::empty())
-                            .map_err(open::errno)?;
+                    let base = open::open_real(project, false)?;
                     let below = path.strip_prefix(project).ok().and_then(Path::to_str).ok_or(FsErr::NotPermitted)?;
                     open::open_dir(&base, below, create)?
                 }
-                None => {
-                    if create {
-                        std::fs::create_dir_all(&path).map_err(io_err)?;
-                    }
-                    rustix::fs::open(&path, flags, rustix::fs::Mode::empty()).map_err(open::errno)?
-                }
+                // Walked from `/` without following links, never opened by name: a user or state
+                // root (or a folder above it) swapped for a link after start-up is `symlink`, not
+                // a way out of the root (Node's `Dirs.openReal`, Python's `open_real`).
+                None => open::open_real(&path, create)?,
             };
             self.dirs.insert(path.clone(), fd);
         }
@@ -332,7 +335,10 @@ impl FsCap {
         if self.faults.fail_rename_at == Some(self.renames) {
             return Err(self.injected());
         }
-        let dir = self.dir(root, true)?;
+        // The root is not made here: a missing root holds no source, so the answer is `not-found`
+        // with nothing created, as in Node and Python (`to`'s folders are made only after the
+        // source was found).
+        let dir = self.dir(root, false)?;
         let ((from_parent, from_name), (to_parent, to_name)) = (open::split(from), open::split(to));
         let source = open::open_dir(dir, from_parent, false)?;
         let st = open::lstat(&source, from_name)?;
@@ -420,13 +426,17 @@ impl FsCap {
 
     /// Never follows symlinks: a symlink at the end is reported as one; before the end it is refused.
     pub fn stat(&mut self, root: &RootRef, path: &str) -> Result<StatInfo, FsErr> {
+        // The path is checked before the root is looked at, as `read` does and as Node and Python
+        // do: "../x" is `invalid-path` whether or not the root is mapped.
+        if !path.is_empty() {
+            validate(path)?;
+        }
         let dir = self.dir(root, false)?;
         if path.is_empty() {
             // The root folder itself: its mtime tells a caller whether entries came or went.
             let st = rustix::fs::fstat(dir).map_err(open::errno)?;
             return Ok(StatInfo { kind: Kind::Dir, size: 0, modified_ms: open::modified_ms(&st) });
         }
-        validate(path)?;
         let (parent, name) = open::split(path);
         let parent = open::open_dir(dir, parent, false)?;
         let st = open::lstat(&parent, name)?;
@@ -456,6 +466,10 @@ impl FsCap {
 #[cfg(target_os = "linux")]
 fn fast_stat(root: &std::os::fd::OwnedFd, path: &str) -> Option<Result<StatInfo, FsErr>> {
     use rustix::fs::{FileType, Mode as RMode, OFlags, ResolveFlags, fstat, openat2};
+    // "" is the root folder itself, as `stat("")` answers (Node's and Python's `statMany` too).
+    if path.is_empty() {
+        return None;
+    }
     if validate(path).is_err() {
         return Some(Err(FsErr::InvalidPath));
     }

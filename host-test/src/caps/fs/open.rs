@@ -7,7 +7,9 @@
 use super::FsErr;
 use rustix::fs::{self as rfs, AtFlags, FileType, Mode, OFlags, Stat};
 use rustix::io::Errno;
+use std::ffi::OsStr;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::path::{Component, Path};
 
 const DIR_FLAGS: OFlags = OFlags::RDONLY.union(OFlags::DIRECTORY).union(OFlags::NOFOLLOW).union(OFlags::CLOEXEC);
 const FILE_FLAGS: OFlags = OFlags::NOFOLLOW.union(OFlags::CLOEXEC).union(OFlags::NONBLOCK).union(OFlags::NOCTTY);
@@ -36,15 +38,36 @@ pub(super) fn open_dir(root: impl AsFd, path: &str, create: bool) -> Result<Owne
     let Some(first) = names.next() else {
         return rfs::openat(root.as_fd(), ".", DIR_FLAGS, Mode::empty()).map_err(errno);
     };
-    let mut fd = open_component(root.as_fd(), first, create)?;
+    let mut fd = open_component(root.as_fd(), OsStr::new(first), create)?;
     for name in names {
-        fd = open_component(fd.as_fd(), name, create)?;
+        fd = open_component(fd.as_fd(), OsStr::new(name), create)?;
+    }
+    Ok(fd)
+}
+
+/// A root folder at its real path, walked from `/` one component at a time as `open_dir` walks,
+/// never through a link; with `create`, missing folders are made on the way. A root is resolved
+/// to its real path once, at start-up: a component swapped for a link since (the state folder
+/// replaced by a link to elsewhere) is `symlink`, never followed out of the root. As Node's
+/// `Dirs.openReal` and Python's `open_real`. A relative path (one that could not be resolved at
+/// start-up) is walked from the cwd the same way.
+pub(super) fn open_real(real: &Path, create: bool) -> Result<OwnedFd, FsErr> {
+    let start = if real.is_absolute() { "/" } else { "." };
+    let mut fd =
+        rfs::open(start, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty()).map_err(errno)?;
+    for component in real.components() {
+        match component {
+            Component::RootDir | Component::CurDir => {}
+            Component::Normal(name) => fd = open_component(fd.as_fd(), name, create)?,
+            Component::ParentDir => fd = open_component(fd.as_fd(), OsStr::new(".."), false)?,
+            Component::Prefix(_) => return Err(FsErr::InvalidPath),
+        }
     }
     Ok(fd)
 }
 
 /// One folder of a walk, below `dir`, never through a link; made when missing with `create`.
-fn open_component(dir: BorrowedFd<'_>, name: &str, create: bool) -> Result<OwnedFd, FsErr> {
+fn open_component(dir: BorrowedFd<'_>, name: &OsStr, create: bool) -> Result<OwnedFd, FsErr> {
     match rfs::openat(dir, name, DIR_FLAGS, Mode::empty()) {
         Err(Errno::NOENT) if create => {
             match rfs::mkdirat(dir, name, Mode::from_raw_mode(0o777)) {
@@ -76,7 +99,8 @@ pub(super) fn open_file(
             Access::Truncate => OFlags::WRONLY | OFlags::CREATE,
             Access::Append => OFlags::WRONLY | OFlags::CREATE | OFlags::APPEND,
         };
-    let fd = rfs::openat(&dir, name, flags, Mode::from_raw_mode(0o666)).map_err(|e| component_error(&dir, name, e))?;
+    let fd = rfs::openat(&dir, name, flags, Mode::from_raw_mode(0o666))
+        .map_err(|e| component_error(&dir, OsStr::new(name), e))?;
     let st = rfs::fstat(&fd).map_err(errno)?;
     if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
         return Err(FsErr::WrongKind);
@@ -91,7 +115,7 @@ pub(super) fn open_file(
 }
 
 /// The entry `name` in `dir`, never following it.
-pub(super) fn lstat(dir: impl AsFd, name: &str) -> Result<Stat, FsErr> {
+pub(super) fn lstat(dir: impl AsFd, name: impl rustix::path::Arg) -> Result<Stat, FsErr> {
     rfs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW).map_err(errno)
 }
 
@@ -103,8 +127,14 @@ pub(super) fn kind_of(st: &Stat) -> super::Kind {
     }
 }
 
+/// The mtime in milliseconds since 1970; a time before 1970 is 0. The total is clamped, not the
+/// seconds: 1969-12-31T23:59:58.5Z is -2 s + 0.5 s, which is 0 in Node (`mtimeMs < 0n`) and
+/// Python (`max(0, st_mtime_ns // 1_000_000)`), never 500 ms.
 pub(super) fn modified_ms(st: &Stat) -> u64 {
-    unsigned(st.st_mtime).saturating_mul(1000).saturating_add(unsigned(st.st_mtime_nsec) / 1_000_000)
+    // Field types differ by platform (i32, i64, u64); i128 holds any of them.
+    let seconds = i128::from(st.st_mtime);
+    let nanos = i128::from(st.st_mtime_nsec);
+    unsigned(seconds.saturating_mul(1000).saturating_add(nanos / 1_000_000))
 }
 
 /// A `stat` field as u64 (its type differs by platform; a negative value is 0).
@@ -113,9 +143,11 @@ pub(super) fn unsigned<T: TryInto<u64>>(value: T) -> u64 {
 }
 
 /// A failed open of one component: a link there is `symlink`, whatever errno the platform chose
-/// (ELOOP on Linux, EMLINK on FreeBSD, ENOTDIR for a link opened as a folder).
-fn component_error(dir: &impl AsFd, name: &str, err: Errno) -> FsErr {
-    if matches!(err, Errno::LOOP | Errno::MLINK | Errno::NOTDIR)
+/// (ELOOP on Linux, EMLINK on FreeBSD, ENOTDIR for a link opened as a folder, and EEXIST for
+/// O_EXCL onto a link, dangling or not: `create-new` answers `symlink` as the other modes do, as
+/// in the Node and Python hosts).
+fn component_error(dir: &impl AsFd, name: &OsStr, err: Errno) -> FsErr {
+    if matches!(err, Errno::LOOP | Errno::MLINK | Errno::NOTDIR | Errno::EXIST)
         && lstat(dir, name).is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::Symlink)
     {
         return FsErr::Symlink;
