@@ -111,3 +111,18 @@ fn parity_stat_validates_before_the_root() {
     assert_eq!(fs.stat(&RootRef::UserSkills, "../x"), Err(FsErr::InvalidPath));
     assert_eq!(fs.read(&RootRef::UserSkills, "../x"), Err(FsErr::InvalidPath), "read already does");
 }
+
+/// An errno no host maps is `io` with its symbolic name and number only, in every host: Rust gave
+/// "Invalid argument (os error 22)", Node "EINVAL: invalid argument, rename
+/// '/proc/self/fd/21/a' -> '/proc/self/fd/22/c'" (the host's own paths), Python "[Errno 22]
+/// Invalid argument: b'a' -> b'c'". A mapped text ("folder not empty") is unchanged.
+#[test]
+fn parity_an_unmapped_errno_is_its_name_and_number() {
+    let w = world();
+    std::fs::create_dir_all(w.state.join("a/b")).unwrap();
+    let mut fs = cap(&w);
+    assert_eq!(fs.rename(&RootRef::State, "a", "a/c"), Err(FsErr::Io("EINVAL (os error 22)".into())));
+    assert_eq!(fs.rename(&RootRef::State, "a", "a/b/c"), Err(FsErr::Io("EINVAL (os error 22)".into())));
+    assert!(w.state.join("a/b").is_dir(), "nothing moved");
+    assert_eq!(fs.remove_dir(&RootRef::State, "a"), Err(FsErr::Io("folder not empty".into())));
+}

@@ -91,3 +91,24 @@ fn statuses_pass_through_and_slow_or_reset_connections_are_typed() {
     assert_eq!(http.post(&slow), Err(HttpErr::Timeout));
     assert!(matches!(http.post(&request("open")), Err(HttpErr::Network(_))));
 }
+
+/// A path holding anything but printable ASCII (`/café`, a BOM, a no-break space, a space, a
+/// control) is `denied` before any connection, as in the Node and Python hosts: Rust would send
+/// raw UTF-8 bytes, Node percent-encoded them, Python failed as `network`.
+#[test]
+fn non_ascii_space_and_control_paths_are_denied_without_traffic() {
+    let server = ScriptedServer::start(vec![Reply::ok("{}")]).unwrap();
+    unsafe { std::env::set_var("SE_TEST_GATE_KEY_ASCII", SECRET) };
+    let http = cap(&server.url(), "SE_TEST_GATE_KEY_ASCII");
+    for path in ["/café", "/a\u{feff}b", "/a\u{a0}b", "/a\u{2028}b", "/a b", "/a\tb", "/a\u{7f}b", "/a\u{85}b", "/✓"]
+    {
+        let mut req = request("gate");
+        req.path = path.into();
+        assert!(matches!(http.post(&req), Err(HttpErr::Denied(_))), "{path:?}");
+    }
+    assert!(server.requests().is_empty(), "no request left the host");
+    let mut req = request("gate");
+    req.path = "/caf%C3%A9?q=%E2%9C%93".into();
+    assert_eq!(http.post(&req).unwrap().status, 200, "percent-encoded non-ASCII is plain ASCII");
+    assert_eq!(server.requests()[0].path, "/caf%C3%A9?q=%E2%9C%93");
+}

@@ -168,7 +168,9 @@ fn check_path(path: &str) -> Result<(), HttpErr> {
         && !path.to_ascii_lowercase().contains("%2e")
         && !path.contains('#')
         && !path.contains('@')
-        && !path.chars().any(|c| c.is_whitespace() || c.is_control() || c == '\\');
+        // Printable ASCII only: no space or control, and nothing non-ASCII (`/café`, a BOM), which
+        // each HTTP client would otherwise send differently (raw UTF-8, percent-encoded, or fail).
+        && path.bytes().all(|b| b.is_ascii_graphic() && b != b'\\');
     if ok {
         Ok(())
     } else {
@@ -211,6 +213,9 @@ mod tests {
             "/x@y",
             "/a b",
             "/a\\b",
+            "/café",
+            "/a\u{feff}b",
+            "/a\u{a0}b",
         ] {
             assert!(matches!(check_path(bad), Err(HttpErr::Denied(_))), "{bad:?}");
         }

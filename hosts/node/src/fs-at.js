@@ -4,6 +4,7 @@
 // the folder <fd> refers to, whatever that folder has been renamed to since. Also owns the
 // mapping of Node's errors to the WIT `fs-error` variant.
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 
 const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW } = fs.constants;
@@ -24,8 +25,33 @@ export function toFsError(e) {
     case 'ENOTEMPTY': return err('io', 'folder not empty');
     case 'ELOOP': return err('symlink');
     case 'ENAMETOOLONG': return err('invalid-path');
-    default: return err('io', String(e && e.message ? e.message : e));
+    default: return err('io', unmapped(e));
   }
+}
+
+// The errnos an unmapped `io` error is named by, exactly the Rust host's list (open.rs `unmapped`)
+// and Python's (fs.py `_ERRNO_NAMES`). Each name's number is the platform's, as in Rust.
+const ERRNO_NAMES = [
+  'E2BIG', 'EAGAIN', 'EBADF', 'EBADMSG', 'EBUSY', 'ECANCELED', 'EDEADLK', 'EFAULT', 'EFBIG', 'EILSEQ',
+  'EINTR', 'EINVAL', 'EIO', 'EMFILE', 'EMLINK', 'ENFILE', 'ENODEV', 'ENOLCK', 'ENOMEM', 'ENOSYS',
+  'ENOTSOCK', 'ENOTTY', 'EOPNOTSUPP', 'EOVERFLOW', 'EPIPE', 'ERANGE', 'ESPIPE', 'ESTALE', 'ETIMEDOUT',
+  'ETXTBSY', 'EXDEV',
+];
+const ERRNO_NAME = new Map();
+for (const name of ERRNO_NAMES) {
+  const n = os.constants.errno[name];
+  if (n !== undefined && !ERRNO_NAME.has(n)) ERRNO_NAME.set(n, name);
+}
+
+/** An unmapped errno's text: `EINVAL (os error 22)`, never Node's message (it holds the host's
+ * own /proc/self/fd paths). An error with no errno keeps its message. */
+function unmapped(e) {
+  if (e instanceof Error && typeof e.errno === 'number' && e.errno !== 0) {
+    const n = Math.abs(e.errno); // libuv's errno is negative
+    const name = ERRNO_NAME.get(n);
+    return name ? `${name} (os error ${n})` : `os error ${n}`;
+  }
+  return String(e && e.message ? e.message : e);
 }
 
 export class Dirs {

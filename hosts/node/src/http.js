@@ -92,9 +92,9 @@ export class HttpCap {
     if (!endpoint) throw { tag: 'denied' };
     const p = req.path;
     // A plain absolute path under the endpoint's base: no `..` (nor `%2e%2e`, which the URL parser
-    // would resolve), no other host, no control characters (C1 and DEL too, as in Rust).
-    // eslint-disable-next-line no-control-regex
-    if (!p.startsWith('/') || p.startsWith('//') || p.includes('..') || /%2e/i.test(p) || /[#@\s\\\u0000-\u001f\u007f-\u009f]/.test(p)) {
+    // would resolve), no other host, printable ASCII only as in Rust: no space or control, and
+    // nothing non-ASCII (`/café`, a BOM), which each host's client would send differently.
+    if (!p.startsWith('/') || p.startsWith('//') || p.includes('..') || /%2e/i.test(p) || /[#@\\]|[^\x21-\x7e]/.test(p)) {
       throw { tag: 'denied' };
     }
     const authHeader = (endpoint.authHeader || 'authorization').toLowerCase();

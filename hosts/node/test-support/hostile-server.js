@@ -2,12 +2,15 @@
 // are synchronous). GET or POST:
 //   /gz/N    N MiB of zeros, gzip-compressed, with `content-encoding: gzip`
 //   /big/N   a body of exactly N bytes
-//   /echo    the request's method, path and headers as JSON
+//   /echo    the request's method, path and headers as JSON, and `seen`: how many requests
+//            reached the server before this one
 // Prints its port on stdout; stops on SIGTERM.
 import { createServer } from 'node:http';
 import { gzipSync } from 'node:zlib';
 
+let seen = 0;
 const server = createServer((req, res) => {
+  const before = seen++;
   req.resume();
   req.on('end', () => {
     const [, kind, n] = req.url.split('/');
@@ -20,7 +23,7 @@ const server = createServer((req, res) => {
       res.end(Buffer.alloc(Number(n), 0x61));
     } else {
       res.writeHead(200, { 'content-type': 'application/json', connection: 'close' });
-      res.end(JSON.stringify({ method: req.method, path: req.url, headers: req.headers }));
+      res.end(JSON.stringify({ method: req.method, path: req.url, headers: req.headers, seen: before }));
     }
   });
 });

@@ -54,6 +54,19 @@ test('a refused rename changes nothing on disk: no folder is made for the destin
   assert.deepEqual(tree(state), ['kept', 'moved', 'moved/deep', 'moved/deep/a.json']);
 });
 
+test('an unmapped errno is io with its name and number only, as in Rust and Python: no host paths', () => {
+  const base = tempDir('se-einval-');
+  const [user, state] = [path.join(base, 'user'), path.join(base, 'state')];
+  mkdirSync(path.join(state, 'a', 'b'), { recursive: true });
+  mkdirSync(user);
+  const cap = new FsCap({ userSkills: user, state });
+  const einval = { tag: 'io', val: 'EINVAL (os error 22)' };
+  assert.throws(() => cap.rename(S, 'a', 'a/c'), (e) => { assert.deepEqual(e, einval); return true; });
+  assert.throws(() => cap.rename(S, 'a', 'a/b/c'), (e) => { assert.deepEqual(e, einval); return true; });
+  assert.deepEqual(tree(state), ['a', 'a/b'], 'nothing moved');
+  assert.throws(() => cap.removeDir(S, 'a'), (e) => { assert.deepEqual(e, { tag: 'io', val: 'folder not empty' }); return true; });
+});
+
 test('errno → fs-error exactly as the Rust host (open.rs `errno`)', () => {
   const tagOf = (code) => toFsError(Object.assign(new Error(code), { code }));
   assert.deepEqual(tagOf('EROFS'), { tag: 'not-permitted' });

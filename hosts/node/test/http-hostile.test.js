@@ -75,3 +75,18 @@ test('http: a path cannot leave the endpoint base or carry DEL and C1 controls',
     server.stop();
   }
 });
+
+test('http: a path with non-ASCII, a space or a control is denied before any request, as in Rust and Python', async () => {
+  const server = await serve();
+  try {
+    const http = new HttpCap({ e: { url: server.url } });
+    for (const p of ['/café', '/a\uFEFFb', '/a\u00a0b', '/a\u2028b', '/a b', '/a\tb', '/a\u007fb', '/a\u0085b', '/✓']) {
+      assert.throws(() => post(http, p), { tag: 'denied' }, JSON.stringify(p));
+    }
+    const echoed = JSON.parse(Buffer.from(post(http, '/caf%C3%A9?q=%E2%9C%93').body).toString('utf8'));
+    assert.equal(echoed.seen, 0, 'no denied request reached the server');
+    assert.equal(echoed.path, '/caf%C3%A9?q=%E2%9C%93', 'percent-encoded non-ASCII is plain ASCII');
+  } finally {
+    server.stop();
+  }
+});

@@ -145,6 +145,18 @@ def test_rename_replaces_a_file_and_a_missing_source_creates_nothing(world):
     assert snapshot(world.base) == before
 
 
+def test_an_unmapped_errno_is_its_name_and_number_only(world):
+    """As in Rust and Node: a folder renamed into its own subfolder (EINVAL) is `io` with the
+    errno's name and number, not "[Errno 22] Invalid argument: b'a' -> b'c'"."""
+    cap = world.cap
+    cap.create_dir_all(S, "a/b")
+    before = snapshot(world.base)
+    assert refused("io", cap.rename, S, "a", "a/c").message == "EINVAL (os error 22)"
+    assert refused("io", cap.rename, S, "a", "a/b/c").message == "EINVAL (os error 22)"
+    assert snapshot(world.base) == before
+    assert refused("io", cap.remove_dir, S, "a").message == "folder not empty"
+
+
 def test_removal_and_the_wrong_kind_of_entry(world):
     cap = world.cap
     cap.write(U, "d/f.md", b"f", "create-new")

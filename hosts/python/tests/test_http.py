@@ -209,6 +209,18 @@ def test_bad_paths_are_denied_before_sending(gate, secret_env):
     assert server.requests == 0
 
 
+def test_non_ascii_space_and_control_paths_are_denied_before_sending(gate, secret_env):
+    """Printable ASCII only, as in the Rust and Node hosts: `/café` was `network` here (the
+    client's UnicodeEncodeError), raw UTF-8 from Rust, percent-encoded from Node."""
+    server, seen = gate([{"status": 200}])
+    cap = HttpCap({"gate": {"url": server.url, "credentialEnv": "SE_PY_GATE_KEY"}})
+    for path in ["/café", "/a\ufeffb", "/a\u00a0b", "/a\u2028b", "/a b", "/a\tb", "/a\x7fb", "/a\x85b", "/✓"]:
+        assert denied(cap, request(path=path)) == "denied", repr(path)
+    assert server.requests == 0
+    cap.post(request(path="/caf%C3%A9?q=%E2%9C%93"))  # percent-encoded non-ASCII is plain ASCII
+    assert [r["path"] for r in seen()] == ["/caf%C3%A9?q=%E2%9C%93"]
+
+
 def test_path_and_query_are_appended_to_the_base(gate):
     server, seen = gate([{"status": 200}, {"status": 200}])
     cap = HttpCap({"gate": {"url": server.url + "/v1/"}})

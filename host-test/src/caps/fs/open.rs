@@ -166,6 +166,48 @@ pub(super) fn errno(err: Errno) -> FsErr {
         Errno::LOOP => FsErr::Symlink,
         Errno::NAMETOOLONG => FsErr::InvalidPath,
         Errno::NOTEMPTY => FsErr::Io("folder not empty".into()),
-        other => FsErr::Io(std::io::Error::from(other).to_string()),
+        other => FsErr::Io(unmapped(other)),
     }
+}
+
+/// The `io` text of an errno no case above maps: its symbolic name and number, nothing else (no
+/// path, no locale-dependent message), e.g. `EINVAL (os error 22)`. Node's `toFsError`
+/// (hosts/node/src/fs-at.js) and Python's `to_fs_error` (fs.py) name the same list; an errno not
+/// in it is `os error N` in every host.
+fn unmapped(err: Errno) -> String {
+    let name = match err {
+        Errno::TOOBIG => "E2BIG",
+        Errno::AGAIN => "EAGAIN",
+        Errno::BADF => "EBADF",
+        Errno::BADMSG => "EBADMSG",
+        Errno::BUSY => "EBUSY",
+        Errno::CANCELED => "ECANCELED",
+        Errno::DEADLK => "EDEADLK",
+        Errno::FAULT => "EFAULT",
+        Errno::FBIG => "EFBIG",
+        Errno::ILSEQ => "EILSEQ",
+        Errno::INTR => "EINTR",
+        Errno::INVAL => "EINVAL",
+        Errno::IO => "EIO",
+        Errno::MFILE => "EMFILE",
+        Errno::MLINK => "EMLINK",
+        Errno::NFILE => "ENFILE",
+        Errno::NODEV => "ENODEV",
+        Errno::NOLCK => "ENOLCK",
+        Errno::NOMEM => "ENOMEM",
+        Errno::NOSYS => "ENOSYS",
+        Errno::NOTSOCK => "ENOTSOCK",
+        Errno::NOTTY => "ENOTTY",
+        Errno::OPNOTSUPP => "EOPNOTSUPP",
+        Errno::OVERFLOW => "EOVERFLOW",
+        Errno::PIPE => "EPIPE",
+        Errno::RANGE => "ERANGE",
+        Errno::SPIPE => "ESPIPE",
+        Errno::STALE => "ESTALE",
+        Errno::TIMEDOUT => "ETIMEDOUT",
+        Errno::TXTBSY => "ETXTBSY",
+        Errno::XDEV => "EXDEV",
+        _ => return format!("os error {}", err.raw_os_error()),
+    };
+    format!("{name} (os error {})", err.raw_os_error())
 }

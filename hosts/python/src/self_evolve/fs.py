@@ -65,7 +65,30 @@ def to_fs_error(e: BaseException) -> FsError:
         tag = _ERRNO_TAGS.get(e.errno)
         if tag:
             return FsError(tag)
+        return FsError("io", _unmapped(e.errno))
     return FsError("io", str(e) or type(e).__name__)
+
+
+# The errnos an unmapped `io` error is named by, exactly the Rust host's list (open.rs `unmapped`)
+# and Node's (fs-at.js `ERRNO_NAMES`). Each name's number is the platform's, as in Rust.
+_ERRNO_NAMES = (
+    "E2BIG", "EAGAIN", "EBADF", "EBADMSG", "EBUSY", "ECANCELED", "EDEADLK", "EFAULT", "EFBIG", "EILSEQ",
+    "EINTR", "EINVAL", "EIO", "EMFILE", "EMLINK", "ENFILE", "ENODEV", "ENOLCK", "ENOMEM", "ENOSYS",
+    "ENOTSOCK", "ENOTTY", "EOPNOTSUPP", "EOVERFLOW", "EPIPE", "ERANGE", "ESPIPE", "ESTALE", "ETIMEDOUT",
+    "ETXTBSY", "EXDEV",
+)
+_ERRNO_NAME: dict = {}
+for _name in _ERRNO_NAMES:
+    if hasattr(errno, _name):
+        _ERRNO_NAME.setdefault(getattr(errno, _name), _name)
+del _name
+
+
+def _unmapped(code: int) -> str:
+    """An unmapped errno's text: `EINVAL (os error 22)`, never Python's message (it holds the
+    names the call was given)."""
+    name = _ERRNO_NAME.get(code)
+    return f"{name} (os error {code})" if name else f"os error {code}"
 
 
 def _typed(method: Callable) -> Callable:

@@ -16,7 +16,6 @@ import socket
 import ssl
 import threading
 import time
-import unicodedata
 from dataclasses import dataclass, fields
 from typing import Mapping, Optional, Union
 from urllib.parse import urlsplit
@@ -142,7 +141,10 @@ def check_path(path: str) -> None:
         and "%2e" not in path.lower()
         and "#" not in path
         and "@" not in path
-        and not any(c.isspace() or c == "\\" or unicodedata.category(c) == "Cc" for c in path)
+        and "\\" not in path
+        # Printable ASCII only, as in Rust and Node: no space or control, and nothing non-ASCII
+        # (`/café`, a BOM), which each host's client would otherwise send differently.
+        and all("\x21" <= c <= "\x7e" for c in path)
     )
     if not ok:
         raise HttpError("denied")
