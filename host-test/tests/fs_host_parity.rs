@@ -3,37 +3,10 @@
 //! asserts what the other two hosts answer.
 
 use self_evolve_host::caps::fs::{FsCap, FsConfig, FsErr, FsFaults, Kind, Mode, ProjectRoots, RootRef};
-use std::path::PathBuf;
 use std::time::{Duration, UNIX_EPOCH};
 
-struct World {
-    _tmp: tempfile::TempDir,
-    base: PathBuf,
-    user: PathBuf,
-    state: PathBuf,
-    outside: PathBuf,
-}
-
-fn world() -> World {
-    let tmp = tempfile::tempdir().unwrap();
-    let base = tmp.path().canonicalize().unwrap();
-    let (user, state, outside) = (base.join("user-skills"), base.join("state"), base.join("outside"));
-    for dir in [&user, &state, &outside] {
-        std::fs::create_dir_all(dir).unwrap();
-    }
-    std::fs::write(outside.join("secret.txt"), b"do not read").unwrap();
-    World { _tmp: tmp, base, user, state, outside }
-}
-
-fn cap(w: &World) -> FsCap {
-    let config = FsConfig {
-        user_skills: Some(w.user.clone()),
-        state: Some(w.state.clone()),
-        projects: ProjectRoots { discover: false, ..Default::default() },
-        ..FsConfig::default()
-    };
-    FsCap::new(config, FsFaults::default())
-}
+mod fs_support;
+use fs_support::{cap, world};
 
 /// Node (fs.js `openFile`) and Python (fs.py `_open_file`) turn O_EXCL's EEXIST on a symlink into
 /// `symlink`, "as the other modes do"; Rust answers `already-exists`.

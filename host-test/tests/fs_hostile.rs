@@ -4,39 +4,13 @@
 
 use self_evolve_host::caps::fs::{FsCap, FsConfig, FsErr, FsFaults, Kind, Mode, ProjectRoots, RootRef};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-struct World {
-    _tmp: tempfile::TempDir,
-    base: PathBuf,
-    user: PathBuf,
-    state: PathBuf,
-    outside: PathBuf,
-}
-
-fn world() -> World {
-    let tmp = tempfile::tempdir().unwrap();
-    let base = tmp.path().canonicalize().unwrap();
-    let (user, state, outside) = (base.join("user-skills"), base.join("state"), base.join("outside"));
-    for dir in [&user, &state, &outside] {
-        std::fs::create_dir_all(dir).unwrap();
-    }
-    std::fs::write(outside.join("secret.txt"), b"do not read").unwrap();
-    World { _tmp: tmp, base, user, state, outside }
-}
-
-fn cap(w: &World) -> FsCap {
-    let config = FsConfig {
-        user_skills: Some(w.user.clone()),
-        state: Some(w.state.clone()),
-        projects: ProjectRoots { discover: false, ..Default::default() },
-        ..FsConfig::default()
-    };
-    FsCap::new(config, FsFaults::default())
-}
+mod fs_support;
+use fs_support::{cap, world};
 
 /// Every entry under `dir` with its bytes, for "nothing changed" checks.
 fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {

@@ -314,6 +314,12 @@ mod under_the_pass_lock {
         plugin
     }
 
+    /// A person's call context in session `s1` (the `/skills` commands).
+    fn user_ctx() -> crate::api::CallContext {
+        let origin = crate::api::Origin::User;
+        crate::api::CallContext { session: "s1".into(), agent: "main".into(), origin, depth: 0, cwd: "/w".into() }
+    }
+
     /// The skills the pass's decisions say it moved.
     fn moved(decisions: &[String]) -> Vec<String> {
         decisions
@@ -387,15 +393,7 @@ mod under_the_pass_lock {
 
     #[test]
     fn a_manual_run_waits_for_another_process_pass() {
-        use crate::api::{CallContext, Origin};
-        let mut plugin = plugin();
-        let ctx = CallContext {
-            session: "s1".into(),
-            agent: "main".into(),
-            origin: Origin::User,
-            depth: 0,
-            cwd: "/w".into(),
-        };
+        let (mut plugin, ctx) = (plugin(), user_ctx());
         // Another process is in the middle of its pass.
         let other = try_lock(plugin.host(), "curator-pass").expect("free");
         let before = plugin.host().snapshot();
@@ -414,15 +412,7 @@ mod under_the_pass_lock {
 
     #[test]
     fn a_manual_run_that_cannot_take_the_lock_says_so() {
-        use crate::api::{CallContext, Origin};
-        let mut plugin = plugin();
-        let ctx = CallContext {
-            session: "s1".into(),
-            agent: "main".into(),
-            origin: Origin::User,
-            depth: 0,
-            cwd: "/w".into(),
-        };
+        let (mut plugin, ctx) = (plugin(), user_ctx());
         // The state root refuses the lock's write (a read-only or full disk): nobody holds it.
         let host = plugin.host();
         host.fail_write_at.set(Some(host.writes_so_far() + 1));
