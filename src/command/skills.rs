@@ -109,21 +109,7 @@ pub(super) fn curator(host: &impl Host, active: &mut Active, rest: &[&str], json
     let report = if run {
         // A pass that moves skills runs under the lock a tick's pass takes: two passes at once
         // would each decide on what the other is moving. A dry run moves nothing.
-        let mut lock = if dry_run { None } else { crate::state_file::try_lock(host, "curator-pass") };
-        if !dry_run && lock.is_none() && host.has_root(&crate::host::Root::State) {
-            let path = format!("{}/curator-pass.lock", crate::state_file::LOCK_DIR);
-            // Held by another process, or not takeable at all (the state root refused the write).
-            return Err(match host.stat(&crate::host::Root::State, &path) {
-                Ok(_) => format!(
-                    "a curator pass is running in another process (it holds `{path}`); run `/skills curator run` \
-                     again when it is done, or `/skills curator` for its report"
-                ),
-                Err(err) => format!(
-                    "could not take `{path}` to run a curator pass ({err}); nothing was changed: check that the \
-                     state folder is writable, then run `/skills curator run` again"
-                ),
-            });
-        }
+        let mut lock = if dry_run { None } else { curator::take_pass_lock(host)? };
         let config = active.config.curator.clone();
         let ledger = active.ledger.get_or_insert_with(|| Ledger::load(host));
         let history_versions = active.config.history_versions;

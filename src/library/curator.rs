@@ -140,6 +140,37 @@ fn idle_days(now: u64, last_use: Option<u64>, created: Option<u64>, config: &Cur
     }
 }
 
+/// The lock one pass at a time runs under, whichever process runs it (`locks/curator-pass.lock`).
+const PASS_LOCK: &str = "curator-pass";
+
+/// The lock a pass that moves skills takes, for `tick` and `/skills curator run` alike:
+/// `Ok(None)` without a state root (nothing shared, the pass is this process's), `Err` with why
+/// for a person when another process's pass holds it or the state root refused its write.
+pub fn take_pass_lock(host: &impl Host) -> Result<Option<crate::state_file::Lock>, String> {
+    if !host.has_root(&Root::State) {
+        return Ok(None);
+    }
+    if let Some(lock) = crate::state_file::try_lock(host, PASS_LOCK) {
+        return Ok(Some(lock));
+    }
+    let path = format!("{}/{PASS_LOCK}.lock", crate::state_file::LOCK_DIR);
+    Err(match host.stat(&Root::State, &path) {
+        Ok(_) => format!(
+            "a curator pass is running in another process (it holds `{path}`); run `/skills curator run` again \
+             when it is done, or `/skills curator` for its report"
+        ),
+        Err(err) => format!(
+            "could not take `{path}` to run a curator pass ({err}); nothing was changed: check that the state \
+             folder is writable, then run `/skills curator run` again"
+        ),
+    })
+}
+
+/// What a pass that lost its lock says, after checking `checked` skills, and what it did then.
+fn lost_pass_lock(checked: usize, then: &str) -> String {
+    format!("lost the `{PASS_LOCK}` lock to another process after checking {checked} skill(s); {then}")
+}
+
 /// One pass. With `dry_run` nothing is written (not even the report).
 ///
 /// `lock` is the `curator-pass` lock the pass runs under, when it runs under one (`tick`): a pass
@@ -179,10 +210,9 @@ pub fn pass(
         if let Some(lock) = lock.as_deref_mut()
             && !lock.refresh(host)
         {
-            lost = Some(format!(
-                "lost the `curator-pass` lock to another process after checking {} skill(s); this pass stopped \
-                 there and moved no further skill (the other process runs its own pass)",
-                report.checked
+            lost = Some(lost_pass_lock(
+                report.checked,
+                "this pass stopped there and moved no further skill (the other process runs its own pass)",
             ));
             break;
         }
@@ -265,10 +295,9 @@ pub fn pass(
         && let Some(lock) = lock
         && !lock.refresh(host)
     {
-        lost = Some(format!(
-            "lost the `curator-pass` lock to another process after checking {} skill(s); this pass left \
-             its report and ledger entry to the other process's pass",
-            report.checked
+        lost = Some(lost_pass_lock(
+            report.checked,
+            "this pass left its report and ledger entry to the other process's pass",
         ));
     }
     // A stopped pass leaves the ledger and the report to the pass that took over.

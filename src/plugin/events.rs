@@ -6,7 +6,7 @@ use super::Plugin;
 use crate::active::Active;
 use crate::api::{ActivationResult, CallContext, Decision, ToolEvent, TurnStatus};
 use crate::errors::ToolError;
-use crate::host::{Host, Level, Root};
+use crate::host::{Host, Level};
 use crate::library::ledger::{Ledger, Record};
 
 impl<H: Host> Plugin<H> {
@@ -146,35 +146,36 @@ impl<H: Host> Plugin<H> {
         let now = host.now_ms();
         let config = active.config.curator.clone();
         if active.curator.due_shared(host, now, &config) {
-            // One process runs a due pass; the others find the next one set when they look again.
-            let mut lock = crate::state_file::try_lock(host, "curator-pass");
-            let ours = lock.is_some() || !host.has_root(&Root::State);
-            if ours && active.curator.due_shared(host, now, &config) {
-                // The next pass is set first: a pass that fails (or runs past the call's deadline)
-                // is not retried by every process that ticks after it.
-                active.curator.done_shared(host, now, &config);
-                let history_versions = active.config.history_versions;
-                let ledger = active.ledger.get_or_insert_with(|| Ledger::load(host));
-                // Renewed per skill; a pass that loses it to another process stops there.
-                let report = crate::library::curator::pass(
-                    host,
-                    &config,
-                    ledger,
-                    &mut active.cache,
-                    false,
-                    history_versions,
-                    lock.as_mut(),
-                );
-                crate::schedule::audit::curator_pass(host, &report);
-                for change in &report.changes {
-                    out.push(
-                        serde_json::json!({"kind": "curator", "skill": change.name, "from": change.from, "to": change.to, "reason": change.reason})
-                            .to_string(),
+            // One process runs a due pass, the lock's holder; the others find the next one set when
+            // they look again.
+            if let Ok(mut lock) = crate::library::curator::take_pass_lock(host) {
+                if active.curator.due_shared(host, now, &config) {
+                    // The next pass is set first: a pass that fails (or runs past the call's
+                    // deadline) is not retried by every process that ticks after it.
+                    active.curator.done_shared(host, now, &config);
+                    let history_versions = active.config.history_versions;
+                    let ledger = active.ledger.get_or_insert_with(|| Ledger::load(host));
+                    // Renewed per skill; a pass that loses it to another process stops there.
+                    let report = crate::library::curator::pass(
+                        host,
+                        &config,
+                        ledger,
+                        &mut active.cache,
+                        false,
+                        history_versions,
+                        lock.as_mut(),
                     );
+                    crate::schedule::audit::curator_pass(host, &report);
+                    for change in &report.changes {
+                        out.push(
+                            serde_json::json!({"kind": "curator", "skill": change.name, "from": change.from, "to": change.to, "reason": change.reason})
+                                .to_string(),
+                        );
+                    }
                 }
-            }
-            if let Some(lock) = lock {
-                lock.release(host);
+                if let Some(lock) = lock {
+                    lock.release(host);
+                }
             }
         }
         out
