@@ -81,6 +81,11 @@ fn fastest(mut f: impl FnMut()) -> Duration {
     best
 }
 
+/// One check of `input` through the component; a failure is printed, not fatal.
+fn check_once(plugin: &mut Plugin, input: &SkillInput, name: &str) {
+    plugin.check(std::slice::from_ref(input)).map(drop).unwrap_or_else(|e| eprintln!("{name}: {e}"))
+}
+
 fn main() -> anyhow::Result<()> {
     // A component of your own (an unstripped build to profile, say) and the rows to run.
     let wasm = std::env::var_os("SCAN_BENCH_COMPONENT")
@@ -98,36 +103,35 @@ fn main() -> anyhow::Result<()> {
             continue;
         }
         let mb = text.len() as f64 / 1e6;
+        let input = SkillInput {
+            folder: "bench".into(),
+            skill_md: FileInput { path: "bench/SKILL.md".into(), bytes: Vec::new() },
+            resources: vec![FileInput { path: "bench/references/big.md".into(), bytes: text.clone().into_bytes() }],
+        };
+        // With `SELF_EVOLVE_FUEL=1` (feature `profiling`): wasm instructions per byte, once, and
+        // no timings (fuel counting slows the component).
+        if plugin.fuel_used().is_some() {
+            // The first call builds what the scan builds once (the scanner's tables): not counted.
+            check_once(&mut plugin, &input, name);
+            let before = plugin.fuel_used().unwrap_or_default();
+            check_once(&mut plugin, &input, name);
+            let spent = plugin.fuel_used().unwrap_or(before) - before;
+            println!("{name:<38} {:>10.2} wasm instructions per byte", spent as f64 / (mb * 1e6));
+            continue;
+        }
         let native = fastest(|| drop(std::hint::black_box(self_evolve::library::scan::scan_secrets(&text))));
         let native_input = self_evolve::library::check::SkillInput {
             folder: "bench".into(),
             skill_md: self_evolve::library::check::FileInput { path: "bench/SKILL.md".into(), bytes: Vec::new() },
             resources: vec![self_evolve::library::check::FileInput {
                 path: "bench/references/big.md".into(),
-                bytes: text.clone().into_bytes(),
+                bytes: text.into_bytes(),
             }],
         };
         let native_check = fastest(|| {
             drop(std::hint::black_box(self_evolve::library::check::check(std::slice::from_ref(&native_input), 0.8)))
         });
-        let input = SkillInput {
-            folder: "bench".into(),
-            skill_md: FileInput { path: "bench/SKILL.md".into(), bytes: Vec::new() },
-            resources: vec![FileInput { path: "bench/references/big.md".into(), bytes: text.into_bytes() }],
-        };
-        // With `SELF_EVOLVE_FUEL=1` (feature `profiling`): wasm instructions per byte, once.
-        if plugin.fuel_used().is_some() {
-            // The first call builds what the scan builds once (the scanner's tables): not counted.
-            plugin.check(std::slice::from_ref(&input)).map(drop).unwrap_or_else(|e| eprintln!("{name}: {e}"));
-            let before = plugin.fuel_used().unwrap_or_default();
-            plugin.check(std::slice::from_ref(&input)).map(drop).unwrap_or_else(|e| eprintln!("{name}: {e}"));
-            let spent = plugin.fuel_used().unwrap_or(before) - before;
-            println!("{name:<38} {:>10.2} wasm instructions per byte", spent as f64 / (mb * 1e6));
-            continue;
-        }
-        let component = fastest(|| {
-            plugin.check(std::slice::from_ref(&input)).map(drop).unwrap_or_else(|e| eprintln!("{name}: {e}"))
-        });
+        let component = fastest(|| check_once(&mut plugin, &input, name));
         let (n, k, c) = (mb / native.as_secs_f64(), mb / native_check.as_secs_f64(), mb / component.as_secs_f64());
         if i == 0 {
             base = (n, c);
