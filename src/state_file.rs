@@ -465,11 +465,6 @@ mod tests {
         assert!(host.file(&Root::State, LOCK_DIR).is_none() && host.list_dir(&Root::State, LOCK_DIR).is_err());
     }
 
-    /// REVIEW: a breaker left by a process that died in `break_stale` between removing the lock
-    /// and removing the breaker stays beside every later lock of that name (only a stale lock
-    /// makes anyone clear it). `refresh` then never renews: it answers `true` without renewing
-    /// while the stamp is under 5 s, `false` after, and the lock is broken at 10 s although its
-    /// holder called `refresh` every 2.5 s, as `RENEW_MS` asks.
     #[test]
     fn a_breaker_left_by_a_dead_process_does_not_stop_a_holder_from_renewing() {
         // A process killed between breaking a lock and removing its breaker left the breaker;

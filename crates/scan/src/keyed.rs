@@ -227,9 +227,8 @@ fn credential_ending(key: &[u8]) -> bool {
         }
         table
     };
-    let tail =
-        key[key.len() - key.len().min(12)..].iter().fold(0u128, |v, c| v << 8 | u128::from(c.to_ascii_lowercase()));
     let n = key.len().min(12);
+    let tail = key[key.len() - n..].iter().fold(0u128, |v, c| v << 8 | u128::from(c.to_ascii_lowercase()));
     PACKED.iter().zip(ENDINGS).any(|(&(word, mask), e)| e.len() <= n && tail & mask == word)
 }
 
