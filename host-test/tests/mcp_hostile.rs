@@ -147,6 +147,10 @@ fn a_request_line_past_the_bound_gets_an_answer() {
     let stderr = server.finish();
     assert!(ping.is_some(), "the server still answers: {stderr}");
     assert!(answer.is_some(), "request 2 (a 65 MiB line) got no answer at all: the client hangs");
+    let answer = answer.unwrap_or_default();
+    assert_eq!(answer["error"]["code"], -32600, "{answer}");
+    assert!(answer["error"]["message"].as_str().is_some_and(|m| m.contains("64 MiB")), "{answer}");
+    assert!(!home.join("skills/big").exists(), "nothing of the refused create was written");
 }
 
 /// A request nested deeper than the JSON parser's recursion limit (128) is valid JSON-RPC with
@@ -236,6 +240,13 @@ fn requests_that_share_an_id_are_each_answered() {
         second.is_some(),
         "the second request with id 9 got no answer (landed on disk: {on_disk:?}); first: {first:?}"
     );
+    // The second is refused as a reused id (its refusal may come first), and only the first landed.
+    let answers = [first.unwrap_or_default(), second.unwrap_or_default()];
+    let refused: Vec<&Value> = answers.iter().filter(|a| a["error"]["code"] == -32600).collect();
+    assert_eq!(refused.len(), 1, "{answers:?}");
+    assert!(refused[0]["error"]["message"].as_str().is_some_and(|m| m.contains("still in flight")), "{answers:?}");
+    assert!(answers.iter().any(|a| a["result"].is_object()), "{answers:?}");
+    assert_eq!(on_disk, [true, false], "the refused request wrote nothing");
 }
 
 /// A client that never reads its output but keeps asking: answers pile up in the server's
