@@ -4,6 +4,7 @@
 
 mod approval;
 mod history;
+mod operator;
 mod review;
 mod skills;
 
@@ -82,6 +83,7 @@ pub(crate) fn run(host: &impl Host, active: &mut Active, ctx: &CallContext, args
 
 fn dispatch(host: &impl Host, active: &mut Active, ctx: &CallContext, args: &str) -> Result<String, String> {
     let a = parse(args);
+    operator::check(ctx, &a.words)?;
     let rest = &a.words[a.words.len().min(1)..];
     match a.words.first().copied() {
         None | Some("help") => answer(a.json, json!({"usage": USAGE}), || USAGE.to_string()),

@@ -1,0 +1,26 @@
+//! Who a CLI call is: the operator, or, inside a live reviewer (`SELF_EVOLVE_ACTIVATION`, set by
+//! the `command` provider on the child it starts), that reviewer one level down. The plugin
+//! decides what each may do; this only says who is asking.
+
+use crate::plugin::{CallContext, Origin};
+
+/// The reviewer this process runs inside, if any.
+pub fn activation() -> Option<String> {
+    std::env::var("SELF_EVOLVE_ACTIVATION").ok().filter(|a| !a.is_empty())
+}
+
+/// The context of an operator's `/skills` line: the person at the terminal, or, inside a
+/// reviewer, the reviewer as a subagent (which the plugin refuses every subcommand that changes
+/// something, so a reviewer cannot approve its own staged writes).
+pub fn command_context(session: &str) -> CallContext {
+    match activation() {
+        Some(activation) => CallContext {
+            session: session.to_string(),
+            agent: activation,
+            origin: Origin::Subagent,
+            depth: 1,
+            cwd: String::new(),
+        },
+        None => crate::user_context(session),
+    }
+}
