@@ -68,18 +68,27 @@ pub(super) fn approve(
     }
     let mut text =
         format!("approved {}: {} {} ({} scope)", manifest.id, manifest.operation, manifest.path, manifest.scope);
+    if let Some(folder) = &approved.archived {
+        text.push_str(&format!(
+            "\narchived `{}` to {folder}; `/skills restore {}` brings it back",
+            manifest.skill, manifest.skill
+        ));
+    }
     if !approved.acknowledged.is_empty() {
         text.push_str(&format!(
             "\naccepted as not credentials (recorded in the ledger and in `metadata.accepted-findings`): {}",
             approved.acknowledged.join(", ")
         ));
     }
-    let value = json!({
+    let mut value = json!({
         "approved": manifest.id,
         "path": manifest.path,
         "operation": manifest.operation,
         "accepted": approved.acknowledged,
     });
+    if let Some(folder) = &approved.archived {
+        value["archive"] = json!(folder);
+    }
     answer(json_mode, value, || text)
 }
 

@@ -83,6 +83,16 @@ pub(super) fn diff(host: &impl Host, ctx: &CallContext, arg: &str, json_mode: bo
     answer(json_mode, json!({"name": name, "version": v, "path": version.path, "diff": diff}), || diff.clone())
 }
 
+/// What undoes a version that changed only what the operator or the curator owns, if it is one.
+fn owned_change(operation: &str, name: &str) -> Option<String> {
+    match operation {
+        "pin" => Some(format!("unpin it with `/skills unpin {name}`")),
+        "unpin" => Some(format!("pin it again with `/skills pin {name}`")),
+        "status" => Some("the curator sets the status back to active once the skill is used again".to_string()),
+        _ => None,
+    }
+}
+
 /// Restores the file as it was before version V (default: the newest) through `skill_manage`.
 pub(super) fn revert(
     host: &impl Host,
@@ -100,6 +110,15 @@ pub(super) fn revert(
     };
     let (location, versions) = located(host, ctx, name)?;
     let version = pick(&versions, name, v)?;
+    // A write through `skill_manage` keeps the fields the operator and the curator own: going
+    // back on one of their changes would change nothing but the stamp.
+    if let Some(instead) = owned_change(&version.operation, name) {
+        return Err(format!(
+            "version {} is a `{}`, which a revert does not undo (a revert writes as the agent does, and keeps \
+             the pin and the status as they are); {instead}",
+            version.version, version.operation
+        ));
+    }
     if version.redacted {
         return Err(format!(
             "the file before version {} held a credential and was kept redacted; it cannot be restored",

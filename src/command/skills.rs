@@ -9,7 +9,7 @@ use crate::library::history::{self, Author, Landing};
 use crate::library::ledger::Ledger;
 use crate::library::skillfile::{SkillFile, meta};
 use crate::library::store::{Layout, Location, Store};
-use crate::library::{curator, skill_manage};
+use crate::library::{archive, curator};
 use crate::time;
 use serde_json::{Value, json};
 
@@ -22,7 +22,7 @@ pub(super) fn archive(
     json_mode: bool,
 ) -> Result<String, String> {
     let location = archivable(host, ctx, name)?;
-    let folder = skill_manage::archive_location(host, &ctx.session, &location, "archived by the operator", lock)
+    let folder = archive::archive_location(host, &ctx.session, &location, "archived by the operator", lock)
         .map_err(|e| e.message)?;
     active.cache.forget(&location.root, &location.path());
     answer(json_mode, json!({"archived": name, "archive": folder}), || format!("archived `{name}` to {folder}"))

@@ -2,14 +2,15 @@
 //! the operator judges is not one (a test fixture, a documented sample the scanner does not
 //! know) is named by its fingerprint (`rule@hash`, see `scan::fingerprint`) under the skill's
 //! `metadata.accepted-findings`. Only an approval with `--accept-finding RULE` writes one; a
-//! write by the agent keeps the list as it was on disk, so an agent cannot acknowledge its own
-//! finding. Writes and `check` then skip acknowledged values, and only those.
+//! write by the agent keeps the list as it was on disk (one of the owned fields,
+//! `SkillFile::keep_owned`), so an agent cannot acknowledge its own finding. Writes and `check`
+//! then skip acknowledged values, and only those.
 
 use crate::library::lint::Finding;
 use crate::library::skillfile::SkillFile;
 
 /// The metadata key holding the acknowledged fingerprints, comma-separated.
-pub const META_KEY: &str = "accepted-findings";
+pub const META_KEY: &str = crate::library::skillfile::meta::ACCEPTED_FINDINGS;
 
 /// The fingerprints a skill's metadata acknowledges.
 pub fn of(skill: &SkillFile) -> Vec<String> {
@@ -26,14 +27,6 @@ pub fn add(skill: &mut SkillFile, fingerprints: &[String]) {
     all.sort();
     all.dedup();
     skill.set_meta(META_KEY, &all.join(","));
-}
-
-/// Sets the skill's acknowledgements to what `previous` had: the agent's text never changes them.
-pub fn keep(skill: &mut SkillFile, previous: &SkillFile) {
-    match previous.meta(META_KEY) {
-        Some(list) => skill.set_meta(META_KEY, &list),
-        None => skill.remove_meta(META_KEY),
-    }
 }
 
 /// The findings no acknowledgement covers.

@@ -1,6 +1,8 @@
 //! Staged writes: with `writeApproval` on, a change is kept under `pending/<id>/` in the state
 //! root (manifest, new bytes, a unified diff `git apply` accepts) until an operator approves
 //! it (re-hashing the target, refusing on drift) or rejects it. Old staged writes are pruned.
+//! An archive the agent asks for is staged alike (no new bytes; the diff removes every file of
+//! the skill) and approved through the same moves as an immediate archive (`archive`).
 
 use crate::errors::ToolError;
 use crate::host::{FsError, Host, Root, WriteMode};
@@ -22,18 +24,18 @@ pub const DIR: &str = "pending";
 #[serde(rename_all = "camelCase")]
 pub struct Manifest {
     pub id: String,
-    /// create, patch, edit, write_file, remove_file
+    /// create, patch, edit, write_file, remove_file, archive
     pub operation: String,
     pub skill: String,
     pub scope: String,
     /// The session whose project root a project-scope write targets.
     pub session: String,
     pub agent: String,
-    /// Path of the target inside its scope's root.
+    /// Path of the target inside its scope's root (an archive's: the skill's SKILL.md).
     pub path: String,
     /// sha256 of the target when staged; `None` when it did not exist.
     pub base_sha256: Option<String>,
-    /// sha256 of the new bytes; `None` for a removal.
+    /// sha256 of the new bytes; `None` for a removal or an archive.
     pub new_sha256: Option<String>,
     pub created_ms: u64,
     pub created_at: String,
@@ -48,6 +50,10 @@ pub struct Manifest {
     /// Staged writes to the same file this one replaced (`coalesce`): their changes are in it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub supersedes: Vec<String>,
+    /// An archive's: the digest of every file of the skill when it was staged
+    /// (`archive::digest`); approval refuses as drift when any of them changed since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skill_sha256: Option<String>,
 }
 
 /// One finding a held write waits on (never the value: its rule, line and fingerprint).
@@ -63,7 +69,12 @@ pub struct Held {
 pub struct Approved {
     pub manifest: Manifest,
     pub acknowledged: Vec<String>,
+    /// An approved archive: the folder under the state root the skill moved to.
+    pub archived: Option<String>,
 }
+
+/// The operation of a staged archive.
+pub const ARCHIVE: &str = "archive";
 
 impl Manifest {
     pub fn root(&self) -> Root {
@@ -126,6 +137,22 @@ fn not_found(id: &str) -> ToolError {
 
 /// Stages a change. Leaves nothing of its own behind when any write fails.
 pub fn stage(host: &impl Host, change: &Change) -> Result<Manifest, ToolError> {
+    let diff = unified_diff(change.path, change.old, change.new);
+    stage_entry(host, change, &diff, None)
+}
+
+/// Stages an archive of `change.skill` (`change.old` its SKILL.md, no new bytes) whose files
+/// have `digest`, shown to the operator as `diff` (see `archive::staged`).
+pub fn stage_archive(host: &impl Host, change: &Change, diff: &str, digest: &str) -> Result<Manifest, ToolError> {
+    stage_entry(host, &Change { operation: ARCHIVE, new: None, ..*change }, diff, Some(digest.to_string()))
+}
+
+fn stage_entry(
+    host: &impl Host,
+    change: &Change,
+    diff: &str,
+    skill_sha256: Option<String>,
+) -> Result<Manifest, ToolError> {
     let now = host.now_ms();
     let new_sha = change.new.map(sha256_hex);
     let seed = sha256_hex(format!("{}\n{}\n{:?}", change.path, change.session, new_sha).as_bytes());
@@ -152,9 +179,9 @@ pub fn stage(host: &impl Host, change: &Change) -> Result<Manifest, ToolError> {
         held: change.held.to_vec(),
         cwd: change.cwd.to_string(),
         supersedes: change.supersedes.to_vec(),
+        skill_sha256,
     };
     let dir = format!("{DIR}/{id}");
-    let diff = unified_diff(change.path, change.old, change.new);
     let manifest_bytes =
         serde_json::to_vec_pretty(&manifest).map_err(|e| ToolError::new("io", e.to_string(), "retry"))?;
     let mut files: Vec<(String, &[u8])> = vec![(format!("{dir}/change.diff"), diff.as_bytes())];
@@ -234,7 +261,8 @@ pub fn diff(host: &impl Host, id: &str) -> Result<String, ToolError> {
 /// Applies a staged write if its target is unchanged since staging. `accepted` names the rules
 /// whose findings the operator judges are not credentials (`--accept-finding RULE`); they are
 /// acknowledged in the skill's metadata as the write lands.
-/// The write is kept in the version history as the operator's (`author`, `keep` records).
+/// The write is kept in the version history as the operator's (`author`, `keep` records). An
+/// archive is made as an immediate one is (`approve_archive`).
 pub fn approve(
     host: &impl Host,
     id: &str,
@@ -245,9 +273,83 @@ pub fn approve(
     let skill = load_current(host, id)?.skill;
     // Under the skill's lock, and only if the staged write is still there: two operators (or
     // processes) approving the same id apply it once, and a merge cannot replace it meanwhile.
-    crate::state_file::with_lock(host, &skill_lock(&skill), |_| {
-        apply(host, id, load_current(host, id)?, accepted, author, keep)
+    crate::state_file::with_lock(host, &skill_lock(&skill), |lock| {
+        let manifest = load_current(host, id)?;
+        if manifest.operation == ARCHIVE {
+            return approve_archive(host, id, manifest, accepted, lock);
+        }
+        apply(host, id, manifest, accepted, author, keep)
     })
+}
+
+/// The project root of a staged write's session, when the host maps it now.
+fn mapped(host: &impl Host, manifest: &Manifest) -> Result<Root, ToolError> {
+    let root = manifest.root();
+    if !host.has_root(&root) {
+        return Err(ToolError::new(
+            "no-project",
+            format!("the project of session `{}` is not mapped by the host now", manifest.session),
+            "approve it from a session in that project",
+        ));
+    }
+    Ok(root)
+}
+
+/// Archives the skill of a staged archive, under its `lock`, if it is still the skill this
+/// plugin wrote that the operator read: its files unchanged since staging (else `drift`), not
+/// pinned meanwhile. Through `archive::archive_location`, as the agent's immediate archive: the
+/// same moves, its note carrying the agent's reason, no version record (the skill leaves whole
+/// and `/skills restore` brings it back).
+fn approve_archive(
+    host: &impl Host,
+    id: &str,
+    manifest: Manifest,
+    accepted: &[String],
+    lock: &mut crate::state_file::Lock,
+) -> Result<Approved, ToolError> {
+    if !accepted.is_empty() {
+        return Err(nothing_to_accept(&manifest, accepted));
+    }
+    let root = mapped(host, &manifest)?;
+    let store = Store::new(host, &manifest.session);
+    recheck(&store, &manifest)?;
+    let name = manifest.skill.as_str();
+    let Some(location) = store.locate(name)? else { return Err(gone(&manifest)) };
+    let current = match host.read(&root, &manifest.path) {
+        Ok(bytes) => Some(bytes),
+        Err(FsError::NotFound) => None,
+        Err(err) => return Err(fs_error(err, &manifest.path)),
+    };
+    if current.as_deref().and_then(|b| SkillFile::parse_bytes(b).ok()).is_some_and(|s| s.is_pinned()) {
+        return Err(ToolError::new(
+            "pinned",
+            format!("`{name}` was pinned since its archive `{id}` was staged"),
+            format!("reject `{id}`; or unpin `{name}` first (`/skills unpin {name}`), then ask for the archive again"),
+        )
+        .with_details(json!({"id": id, "name": name})));
+    }
+    let digest = crate::library::archive::digest(&store, &location)?;
+    if current.as_deref().map(sha256_hex) != manifest.base_sha256 || Some(&digest) != manifest.skill_sha256.as_ref() {
+        return Err(ToolError::new(
+            "drift",
+            format!("`{name}` changed since its archive was staged; the staged archive is kept for inspection"),
+            format!("read `/skills show {name}`, then reject `{id}`; the agent can ask for the archive again"),
+        )
+        .with_details(json!({"id": id, "name": name, "path": manifest.path})));
+    }
+    let reason = if manifest.reason.is_empty() { "archived by the agent" } else { manifest.reason.as_str() };
+    let folder = crate::library::archive::archive_location(host, &manifest.session, &location, reason, lock)?;
+    discard(host, id);
+    for old in &manifest.supersedes {
+        discard(host, old);
+    }
+    Ok(Approved { manifest, acknowledged: Vec::new(), archived: Some(folder) })
+}
+
+/// The skill of a staged change is not there any more.
+fn gone(manifest: &Manifest) -> ToolError {
+    ToolError::new("not-found", format!("the skill `{}` no longer exists", manifest.skill), "reject this staged write")
+        .with_details(json!({"id": manifest.id, "name": manifest.skill}))
 }
 
 fn apply(
@@ -258,14 +360,7 @@ fn apply(
     author: &history::Author,
     keep: usize,
 ) -> Result<Approved, ToolError> {
-    let root = manifest.root();
-    if !host.has_root(&root) {
-        return Err(ToolError::new(
-            "no-project",
-            format!("the project of session `{}` is not mapped by the host now", manifest.session),
-            "approve it from a session in that project",
-        ));
-    }
+    let root = mapped(host, &manifest)?;
     let current_bytes = match host.read(&root, &manifest.path) {
         Ok(bytes) => Some(bytes),
         Err(FsError::NotFound) => None,
@@ -327,7 +422,7 @@ fn apply(
     for old in &manifest.supersedes {
         discard(host, old);
     }
-    Ok(Approved { manifest, acknowledged })
+    Ok(Approved { manifest, acknowledged, archived: None })
 }
 
 /// The skill file of a staged write's skill (`NAME/SKILL.md` or the flat `NAME.md`), and
@@ -456,13 +551,7 @@ fn recheck<H: Host>(store: &Store<'_, H>, manifest: &Manifest) -> Result<(), Too
         let scope = Scope::from_stored(&manifest.scope);
         crate::library::skill_manage::refuse_foreign_folder(store, &manifest.root(), scope, name)?;
     } else {
-        let Some(location) = existing else {
-            return Err(ToolError::new(
-                "not-found",
-                format!("the skill `{name}` no longer exists"),
-                "reject this staged write",
-            ));
-        };
+        let Some(location) = existing else { return Err(gone(manifest)) };
         let ours = store
             .read(&location.root, &location.path())
             .ok()

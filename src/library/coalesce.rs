@@ -8,15 +8,20 @@
 //! place, so a crash between the two leaves both, and the older one is hidden from listings
 //! and refused at approval with the id that replaced it.
 //!
-//! Owns: finding the pending entries of one target, reading their staged bytes, and the
-//! staged-create duplicate check. Staging itself is `approval::stage`.
+//! A staged archive is the one entry of its skill: it replaces the writes staged for the skill's
+//! files before it (the skill is to leave whole; approving them after it would find no skill),
+//! and while it waits, a change to the skill is refused (`archive-staged`), naming it.
+//!
+//! Owns: finding the pending entries of one target, reading their staged bytes, the
+//! staged-create duplicate check, and staging an archive. Staging itself is `approval::stage`.
 
 use crate::errors::ToolError;
 use crate::host::{Host, Root};
 use crate::library::approval::{self, Change, DIR, Manifest, sha256_hex};
+use crate::library::archive;
 use crate::library::dedupe::{Candidate, closest_among};
 use crate::library::skillfile::SkillFile;
-use crate::library::store::{Scope, fs_error, skill_lock};
+use crate::library::store::{Location, Scope, Store, fs_error, skill_lock};
 use crate::state_file;
 use serde_json::json;
 
@@ -38,6 +43,9 @@ pub fn stage_merged(
     built_on: Option<&str>,
 ) -> Result<Manifest, ToolError> {
     state_file::with_lock(host, &skill_lock(change.skill), |_| {
+        if let Some(archive) = pending_archive(host, root, change.skill) {
+            return Err(archive_staged(&archive));
+        }
         let earlier = pending_for(host, root, change.path);
         if let Some(last) = earlier.last()
             && last.base_sha256 != change.old.map(sha256_hex)
@@ -67,6 +75,65 @@ pub fn stage_merged(
             approval::discard(host, &m.id);
         }
         Ok(manifest)
+    })
+}
+
+/// The staged archive of skill `name` in `root`, if one waits.
+pub fn pending_archive(host: &impl Host, root: &Root, name: &str) -> Option<Manifest> {
+    approval::list(host).into_iter().find(|m| m.operation == approval::ARCHIVE && m.skill == name && &m.root() == root)
+}
+
+/// A change asked for while an archive of its skill waits for the operator.
+pub fn archive_staged(archive: &Manifest) -> ToolError {
+    ToolError::new(
+        "archive-staged",
+        format!(
+            "`{}` is staged to be archived (`{}`); no change to it is staged while that waits",
+            archive.skill, archive.id
+        ),
+        format!(
+            "ask the operator to reject the archive (`/skills reject {}`) to keep the skill, then make the change again",
+            archive.id
+        ),
+    )
+    .with_details(json!({"id": archive.id, "name": archive.skill}))
+}
+
+/// Stages an archive of the skill at `location` (`change`: its SKILL.md as the caller judged
+/// it in `old`, the agent, the reason), under the skill's lock: refused while an archive of it
+/// waits, and as a `conflict` when the skill changed since the caller read it. Replaces the
+/// writes staged for the skill's files, named in `supersedes`.
+pub fn stage_archive(
+    host: &impl Host,
+    change: &Change,
+    location: &Location,
+) -> Result<(Manifest, Vec<String>), ToolError> {
+    let root = &location.root;
+    state_file::with_lock(host, &skill_lock(change.skill), |_| {
+        if let Some(archive) = pending_archive(host, root, change.skill) {
+            return Err(archive_staged(&archive));
+        }
+        let store = Store::new(host, change.session);
+        if store.read(root, change.path).ok().as_deref() != change.old {
+            return Err(state_file::conflict(change.skill));
+        }
+        let staged = archive::staged(&store, location, change.reason)?;
+        let folder = format!("{}/", location.name);
+        let earlier: Vec<Manifest> = approval::list(host)
+            .into_iter()
+            .filter(|m| &m.root() == root && (m.path == change.path || m.path.starts_with(&folder)))
+            .collect();
+        let mut supersedes: Vec<String> = Vec::new();
+        for m in &earlier {
+            supersedes.extend(m.supersedes.iter().cloned());
+            supersedes.push(m.id.clone());
+        }
+        let change = Change { supersedes: &supersedes, ..*change };
+        let manifest = approval::stage_archive(host, &change, &staged.diff, &staged.digest)?;
+        for m in &earlier {
+            approval::discard(host, &m.id);
+        }
+        Ok((manifest, staged.files))
     })
 }
 

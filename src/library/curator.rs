@@ -4,10 +4,10 @@
 
 use crate::config::CuratorConfig;
 use crate::host::{EntryKind, FsError, Host, Level, Root, WriteMode};
+use crate::library::archive::archive_location;
 use crate::library::cleanup;
 use crate::library::history;
 use crate::library::ledger::{Ledger, Record};
-use crate::library::skill_manage::archive_location;
 use crate::library::skillfile::{SkillFile, meta};
 use crate::library::store::{Layout, ListCache, Scope, Store, skill_lock};
 use crate::time::{self, MS_PER_DAY};

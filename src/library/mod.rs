@@ -3,6 +3,7 @@
 
 pub mod acknowledge;
 pub mod approval;
+pub mod archive;
 pub mod catalog;
 pub mod check;
 pub mod cleanup;

@@ -7,7 +7,7 @@ use crate::errors::ToolError;
 use crate::host::{FsError, Host, Root};
 use crate::library::acknowledge;
 use crate::library::approval::{self, Change};
-use crate::library::cleanup;
+use crate::library::archive::archive_location;
 use crate::library::coalesce;
 use crate::library::frontmatter::Value as Yaml;
 use crate::library::guards::ReadRegistry;
@@ -95,7 +95,7 @@ fn teammates_skill_to_stage(host: &impl Host, cx: &Context, args: &Args) -> bool
     if !team.stage_others || team.library.is_empty() {
         return false;
     }
-    if !matches!(args.action.as_str(), "patch" | "edit" | "write_file" | "remove_file") {
+    if !matches!(args.action.as_str(), "patch" | "edit" | "write_file" | "remove_file" | "archive") {
         return false;
     }
     let Some(name) = args.name.as_deref().filter(|n| skillfile::check_name(n).is_ok()) else { return false };
@@ -193,6 +193,15 @@ fn no_such_skill(name: &str) -> ToolError {
         "call skill_manage with action `list` to see the skills",
     )
     .with_details(json!({"name": name}))
+}
+
+/// With write approval on, `archive-staged` while an archive of the skill waits for the operator
+/// (`coalesce::stage_merged` checks again under the skill's lock).
+fn refuse_staged_archive(host: &impl Host, cx: &Context, location: &Location) -> Result<(), ToolError> {
+    match coalesce::pending_archive(host, &location.root, &location.name) {
+        Some(archive) if cx.approval => Err(coalesce::archive_staged(&archive)),
+        _ => Ok(()),
+    }
 }
 
 /// With write approval on, the staged write pending for this file, if any (a change to the
@@ -678,7 +687,9 @@ fn replace_checked(text: &str, old: &str, new: &str, replace_all: bool, limit: u
     }
 }
 
-/// Re-reads changed text as a skill that must keep its name; re-stamps it.
+/// Re-reads changed text as a skill that must keep its name and the fields the operator or the
+/// host owns (`meta::OWNED`, as `previous` has them: the disk's, or a staged write's built on the
+/// disk's); re-stamps it.
 fn restamp(host: &impl Host, text: &str, name: &str, previous: &SkillFile) -> Result<(SkillFile, String), ToolError> {
     let mut skill = SkillFile::parse(text).map_err(|e| {
         ToolError::new(
@@ -710,17 +721,11 @@ fn restamp(host: &impl Host, text: &str, name: &str, previous: &SkillFile) -> Re
             );
         }
     }
-    for key in [meta::CREATED_AT, meta::VERSION, meta::PINNED, meta::STATUS] {
-        if let (None, Some(value)) = (skill.meta(key), previous.meta(key)) {
-            skill.set_meta(key, &value);
-        }
-    }
-    // Which library created the skill is not the change's to say (it decides who may patch it).
-    if let Some(library) = previous.meta(meta::LIBRARY) {
-        skill.set_meta(meta::LIBRARY, &library);
-    }
-    // Only an operator's approval acknowledges a finding: the agent's text cannot add one.
-    acknowledge::keep(&mut skill, previous);
+    // What the operator or the host owns is not the change's to say, whether its text leaves it
+    // out, changes it or adds it: the pin and the status keep the curator's hands where the
+    // operator put them, the library decides who may patch the skill, only an operator's approval
+    // acknowledges a finding, and the stamp counts on from the file's own version and creation.
+    skill.keep_owned(previous);
     skill.stamp(&time::iso(host.now_ms()));
     let text = skill.to_text();
     Ok((skill, text))
@@ -766,6 +771,7 @@ fn base(host: &impl Host, cx: &Context, name: &str) -> Result<Base, ToolError> {
         }
         Err(err) => return Err(err),
     };
+    refuse_staged_archive(host, cx, &location)?;
     let pending = staged_entry(host, cx, &location.root, &location.path());
     let staged = match &pending {
         Some(manifest) => coalesce::staged_bytes(host, manifest)?,
@@ -879,6 +885,7 @@ fn remove_file(host: &impl Host, cx: &mut Context, args: &Args) -> Result<Value,
     check_resource_path(file)?;
     let (location, _, _) = mutable(host, cx, name)?;
     package(&location)?;
+    refuse_staged_archive(host, cx, &location)?;
     let path = format!("{name}/{file}");
     Store::new(host, cx.session).refuse_symlinks(&location.root, &path)?;
     let old = host.read(&location.root, &path).map_err(|e| fs_error(e, &path))?;
@@ -900,13 +907,49 @@ fn remove_file(host: &impl Host, cx: &mut Context, args: &Args) -> Result<Value,
     commit(host, cx, write)
 }
 
-/// Moves a skill into `archive/` in the state root (never deletes). Not staged: it is
-/// reversible with `/skills restore`.
+/// Moves a skill into `archive/` in the state root (never deletes; `/skills restore` brings it
+/// back). Under the approval rule as every change: with write approval on, staged for the
+/// operator, who approves it (then it is made as here) or rejects it (the skill stays).
 fn archive(host: &impl Host, cx: &mut Context, args: &Args) -> Result<Value, ToolError> {
     let name = skill_name(args)?;
-    let (location, bytes, skill) = mutable(host, cx, name)?;
+    let (location, bytes, skill) = match mutable(host, cx, name) {
+        // A skill created with approval on is not in the library until its create is approved.
+        Err(err) if err.code == "not-found" && cx.approval => match coalesce::pending_create(host, cx.session, name) {
+            Some(create) => {
+                return Err(ToolError::new(
+                    "not-found",
+                    format!("`{name}` exists only as a staged create (`{}`); there is nothing to archive", create.id),
+                    format!("ask the operator to reject `{}` (`/skills reject {}`) instead", create.id, create.id),
+                )
+                .with_details(json!({"name": name, "staged": create.id})));
+            }
+            None => return Err(err),
+        },
+        found => found?,
+    };
     if skill.is_pinned() {
         return Err(ToolError::new("pinned", format!("`{name}` is pinned"), "ask the operator to unpin it first"));
+    }
+    if cx.approval {
+        let path = location.path();
+        let reason = args.reason.as_deref().unwrap_or_default();
+        let change = write_change(cx, approval::ARCHIVE, name, location.scope, &path, Some(&bytes), None, reason);
+        let (manifest, files) = coalesce::stage_archive(host, &change, &location)?;
+        cx.reads.mark(cx.session, cx.agent, name);
+        let mut staged = json!({
+            "status": "staged",
+            "id": manifest.id,
+            "name": name,
+            "path": path,
+            "scope": location.scope.as_str(),
+            "files": files,
+            "note": "an operator must approve this archive (/skills approve ID) before the skill leaves the library",
+        });
+        // Writes staged for the skill's files before it are part of what leaves: gone now.
+        if !manifest.supersedes.is_empty() {
+            staged["supersedes"] = json!(manifest.supersedes);
+        }
+        return Ok(staged);
     }
     let reason = args.reason.as_deref().unwrap_or("archived by the agent");
     let archived = state_file::with_lock(host, &skill_lock(name), |lock| {
@@ -921,73 +964,10 @@ fn archive(host: &impl Host, cx: &mut Context, args: &Args) -> Result<Value, Too
     Ok(json!({"status": "archived", "name": name, "archive": archived}))
 }
 
-/// Archives a skill by moves, never copy-then-delete of the live skill: the files are copied into
-/// a hidden `archive/.partial-…` folder, published with one rename, and then the skill leaves its
-/// root with one rename to a hidden `.NAME.archived-…` entry that is removed afterwards. A crash at
-/// any point leaves the skill whole or gone, never half; what a dead call leaves is hidden debris
-/// that `cleanup` removes. Returns the archive folder. The caller holds the skill's `lock`; the
-/// copy renews it.
-pub fn archive_location(
-    host: &impl Host,
-    session: &str,
-    location: &Location,
-    reason: &str,
-    lock: &mut state_file::Lock,
-) -> Result<String, ToolError> {
-    let store = Store::new(host, session);
-    let now = host.now_ms();
-    let folder = format!("archive/{}-{now}", location.name);
-    let partial = format!("archive/{}{}-{now}", cleanup::PARTIAL_PREFIX, location.name);
-    let files: Vec<(String, String)> = match location.layout {
-        Layout::Package => store
-            .package_files(&location.root, &location.name)?
-            .into_iter()
-            .map(|f| (format!("{}/{f}", location.name), format!("{partial}/{f}")))
-            .collect(),
-        Layout::Flat => vec![(location.path(), format!("{partial}/SKILL.md"))],
-    };
-    let note = json!({
-        "name": location.name,
-        "scope": location.scope.as_str(),
-        "layout": if location.layout == Layout::Package { "package" } else { "flat" },
-        "session": session,
-        "archivedAt": time::iso(now),
-        "reason": reason,
-    });
-    let mut copy = || -> Result<(), ToolError> {
-        for (from, to) in &files {
-            let bytes = store.read(&location.root, from)?;
-            host.write(&Root::State, to, &bytes, crate::host::WriteMode::CreateNew).map_err(|e| fs_error(e, to))?;
-            // A big package takes longer to copy than an unrenewed lock lives. A lock lost
-            // meanwhile means another process may be changing the skill: it is not moved away.
-            if !lock.refresh(host) {
-                return Err(state_file::conflict(&location.name));
-            }
-        }
-        let note_path = format!("{partial}/archived.json");
-        host.write(&Root::State, &note_path, note.to_string().as_bytes(), crate::host::WriteMode::CreateNew)
-            .map_err(|e| fs_error(e, &note_path))?;
-        host.rename(&Root::State, &partial, &folder).map_err(|e| fs_error(e, &folder))
-    };
-    // A withdrawn copy leaves no trace of its own. `archive/` stays, even when this copy was its
-    // first and it is empty now: it is shared, and removing it could pull it from under another
-    // process's first copy that has just made it (a write opens the folder, then creates its
-    // entry there). An empty archive folder is harmless.
-    let withdraw = |copied: &str| cleanup::remove_tree(host, &Root::State, copied);
-    if let Err(err) = copy() {
-        withdraw(&partial);
-        return Err(err);
-    }
-    let debris = cleanup::retired_name(&location.path_in_root(), now);
-    if let Err(err) = host.rename(&location.root, &location.path_in_root(), &debris) {
-        // The skill stays where it was; the archive copy is withdrawn.
-        withdraw(&folder);
-        return Err(fs_error(err, &location.path_in_root()));
-    }
-    cleanup::remove_tree(host, &location.root, &debris);
-    Ok(folder)
-}
-
 #[cfg(test)]
 #[path = "skill_manage_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "governance_tests.rs"]
+mod governance_tests;

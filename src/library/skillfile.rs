@@ -19,6 +19,14 @@ pub mod meta {
     pub const VERSION: &str = "version";
     pub const PINNED: &str = "pinned";
     pub const STATUS: &str = "status";
+    /// Scanner findings the operator judged are not credentials (see `acknowledge`).
+    pub const ACCEPTED_FINDINGS: &str = "accepted-findings";
+
+    /// What the operator or the host owns: an agent's write never sets, changes or drops them
+    /// (`SkillFile::keep_owned`). The operator's commands set `pinned` and acknowledge findings, the
+    /// curator sets `status`, the host stamps the rest (`SkillFile::stamp`) and `library` on create.
+    pub const OWNED: &[&str] =
+        &[AUTHORED_BY, CREATED_AT, UPDATED_AT, VERSION, PINNED, STATUS, LIBRARY, ACCEPTED_FINDINGS];
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -168,6 +176,17 @@ impl SkillFile {
     /// `active` unless the lifecycle says otherwise.
     pub fn status(&self) -> String {
         self.meta(meta::STATUS).unwrap_or_else(|| "active".into())
+    }
+
+    /// Sets every field the operator or the host owns (`meta::OWNED`) to what `previous` says,
+    /// removing the ones it lacks: whatever the agent's text left out, changed or added.
+    pub fn keep_owned(&mut self, previous: &SkillFile) {
+        for key in meta::OWNED {
+            match previous.meta(key) {
+                Some(value) => self.set_meta(key, &value),
+                None => self.remove_meta(key),
+            }
+        }
     }
 
     /// Stamps a skill as ours: created-at (kept when present), updated-at, version + 1.
