@@ -31,6 +31,8 @@ pub mod visible;
 
 #[cfg(any(test, feature = "fake-host"))]
 pub mod fake;
+#[cfg(test)]
+mod sinks_tests;
 
 // Not in the wasm32 unit-test build: the tests run under Node, which has no WIT imports to give.
 #[cfg(all(target_arch = "wasm32", not(test)))]

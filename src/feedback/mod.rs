@@ -57,8 +57,11 @@ impl Run {
 
     /// One event from the host: `{"event":"built","stage":S}`, `{"event":"check","stage":S,…}`
     /// or `{"event":"judge","stage":S,"decisions":[…]}`. Returns the decision.
+    /// Findings, notes and command output are a check's words, kept in the record and returned
+    /// in decisions: redacted whole as they arrive (before a command's tail is cut from its end).
     pub fn report(&mut self, event_json: &str) -> Result<Value, String> {
-        let event: Value = serde_json::from_str(event_json).map_err(|e| format!("invalid event: {e}"))?;
+        let mut event: Value = serde_json::from_str(event_json).map_err(|e| format!("invalid event: {e}"))?;
+        crate::library::scan::redact_json(&mut event);
         let stage = event["stage"].as_str().ok_or("an event needs `stage`")?.to_string();
         if self.spec.stage(&stage).is_none() {
             return Err(format!("no stage `{stage}` in this run"));

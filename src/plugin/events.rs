@@ -119,7 +119,17 @@ impl<H: Host> Plugin<H> {
     }
 
     /// A review-loop child's completion goes to its run; any other to the review scheduler.
+    /// The child's text is model output: its credentials are redacted here, once, before the
+    /// run, the audit record, the session's state or a decision line keeps or shows any of it.
     pub fn activation_end(&mut self, result: &ActivationResult) -> Vec<Decision> {
+        let redacted;
+        let result = match crate::library::scan::redact_secrets(&result.text) {
+            Some(text) => {
+                redacted = ActivationResult { id: result.id.clone(), status: result.status, text };
+                &redacted
+            }
+            None => result,
+        };
         let host = &self.host;
         let Some(active) = self.state.as_mut() else { return Vec::new() };
         if let Some(decisions) = active.review_loops.activation_end(host, result) {

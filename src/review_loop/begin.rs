@@ -116,6 +116,14 @@ pub fn begin(
         }
     };
     let sha = req.artifact_sha.clone().unwrap_or_else(|| sha256_hex(req.artifact.as_bytes()));
+    // Every lens and falsifier prompt quotes the artifact and documents (reviewer input), and
+    // findings quote them back into decisions, state and the verdict: their credentials are
+    // redacted once, here, once the artifact's sha is measured on the host's bytes.
+    let mut req = req;
+    redact_in_place(&mut req.artifact);
+    for (_, text) in &mut req.documents {
+        redact_in_place(text);
+    }
     let mut state = match saved.filter(|s| s.completion.is_none()) {
         Some(s) => {
             if s.mode != req.mode.as_str() {
@@ -233,7 +241,7 @@ pub fn begin(
                 run.pending.insert(activation.clone(), Role::Lens(lens.clone()));
                 dispatched.push(json!({"lens": lens, "activation": activation}));
             }
-            Err(why) => run.failures.push(json!({"lens": lens, "error": format!("not started: {why}")})),
+            Err(why) => run.failures.push(json!({"lens": lens, "error": format!("not started: {}", redacted(&why))})),
         }
     }
     if dispatched.is_empty() {
@@ -278,6 +286,17 @@ pub fn begin(
         ));
     }
     Ok((out, Some(run)))
+}
+
+/// `text` with its credentials redacted (a host's or a reviewer's words, kept or shown).
+pub(super) fn redacted(text: &str) -> String {
+    crate::library::scan::redact_secrets(text).unwrap_or_else(|| text.to_string())
+}
+
+fn redact_in_place(text: &mut String) {
+    if let Some(clean) = crate::library::scan::redact_secrets(text) {
+        *text = clean;
+    }
 }
 
 fn validate(ctx: &CallContext, req: &Request) -> Result<(), ToolError> {

@@ -127,9 +127,12 @@ impl Run {
         self.sections.get_or_init(|| super::context::diff_sections(&self.artifact))
     }
 
+    /// The host's command results, their output redacted whole before the finding keeps its
+    /// last lines (a key's last lines, without its header, are no longer known as one).
     pub(super) fn add_commands(&mut self, results: &[CommandResult]) {
         for r in results {
-            if let Some(f) = findings::from_command(&r.name, r.exit_code, &r.stderr_tail) {
+            let tail = super::begin::redacted(&r.stderr_tail);
+            if let Some(f) = findings::from_command(&super::begin::redacted(&r.name), r.exit_code, &tail) {
                 self.candidates.push(Candidate { finding: f, falsified: None });
             }
         }
@@ -264,9 +267,9 @@ impl Run {
                     self.pending.insert(activation, Role::Falsifier(index));
                     falsifiers += 1;
                 }
-                Err(why) => {
-                    self.failures.push(json!({"falsifier": candidate.claim, "error": format!("not started: {why}")}))
-                }
+                Err(why) => self.failures.push(
+                    json!({"falsifier": candidate.claim, "error": format!("not started: {}", super::begin::redacted(&why))}),
+                ),
             }
         }
         step.decisions.push(

@@ -186,11 +186,16 @@ pub fn post(host: &impl Host, verdict: &Verdict<'_>) -> Value {
     let edit_last = pr["lastCommentMarked"].as_bool().unwrap_or(false);
     let body = verdict.markdown(head);
     // Findings quote the artifact: a credential in the diff must not ride the verdict onto a PR.
+    // Quoted credentials were redacted where the artifact and the replies came in; their marks
+    // still keep the verdict off the PR, as the credentials themselves would.
     let secrets = crate::library::scan::scan_secrets(&body);
-    if !secrets.is_empty() {
-        let mut rules: Vec<&str> = secrets.iter().map(|f| f.rule).collect();
+    let marked = redaction_marks(&body);
+    if !secrets.is_empty() || !marked.is_empty() {
+        let mut rules: Vec<&str> = secrets.iter().map(|f| f.rule).chain(marked.iter().copied()).collect();
+        rules.sort_unstable();
         rules.dedup();
-        let message = format!("the verdict quotes {} credential(s) ({}): not posted", secrets.len(), rules.join(", "));
+        let count = secrets.len() + marked.len();
+        let message = format!("the verdict quotes {count} credential(s) ({}): not posted", rules.join(", "));
         host.log(Level::Warn, &format!("review-loop trail: {message}"));
         return json!({"withheld": message, "pr": number});
     }
@@ -202,6 +207,18 @@ pub fn post(host: &impl Host, verdict: &Verdict<'_>) -> Value {
         Ok(r) => trail_error(host, &format!("posting the verdict answered HTTP {}", r.status)),
         Err(err) => trail_error(host, &format!("posting the verdict failed: {err}")),
     }
+}
+
+/// The rules named by the scanner's redaction marks (`[redacted: RULE]`) in `text`.
+fn redaction_marks(text: &str) -> Vec<&str> {
+    text.match_indices("[redacted: ")
+        .filter_map(|(at, mark)| {
+            let rest = &text[at + mark.len()..];
+            let rule = &rest[..rest.find(']')?];
+            (!rule.is_empty() && rule.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'))
+                .then_some(rule)
+        })
+        .collect()
 }
 
 fn trail_error(host: &impl Host, message: &str) -> Value {

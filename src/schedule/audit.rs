@@ -239,7 +239,9 @@ pub fn review_spent(host: &impl Host, id: &str, input: u64, output: u64) {
 /// A curator pass that ran (not a dry run): its changes and errors.
 pub fn curator_pass(host: &impl Host, report: &crate::library::curator::Report) {
     let now = host.now_ms();
-    let changes = serde_json::to_value(report).unwrap_or(Value::Null);
+    let mut changes = serde_json::to_value(report).unwrap_or(Value::Null);
+    // Errors quote what a skill held: kept redacted, as every string here.
+    crate::library::scan::redact_json(&mut changes);
     save(
         host,
         &Record {

@@ -73,12 +73,39 @@ impl DigestBuffer {
     }
 }
 
-/// A message as the digest keeps it: cut to `MAX_TEXT_CHARS`, credentials redacted. The digest
-/// is sent to the gate and kept in the session's state file, so a key a person pasted into the
-/// conversation reaches neither.
+/// A message as the digest keeps it: credentials redacted, then cut to `MAX_TEXT_CHARS`. The
+/// digest is sent to the gate and kept in the session's state file, so a key a person pasted into
+/// the conversation reaches neither.
 fn kept(text: &str) -> String {
-    let cut = truncate(text, MAX_TEXT_CHARS);
-    crate::library::scan::redact_secrets(&cut).unwrap_or(cut)
+    redact_clip(text, MAX_TEXT_CHARS)
+}
+
+/// Text past the cut that redaction still reads: a credential that starts before the cut ends
+/// within this (a 16,384-bit RSA key in PEM is about 12 KiB).
+const REDACT_MARGIN_BYTES: usize = 64 << 10;
+
+/// `text` with its credentials redacted, then cut to at most `max` characters (marked when cut).
+/// Redaction comes first: a cut through a credential leaves a piece the scanner no longer knows
+/// (`ghp_` and half its token, a PEM body without its header), and that piece would be kept.
+/// Only the part that can survive the cut, and a margin, is scanned.
+pub fn redact_clip(text: &str, max: usize) -> String {
+    let window = match text.char_indices().nth(max) {
+        None => text,
+        Some((cut, _)) => {
+            let mut end = cut.saturating_add(REDACT_MARGIN_BYTES).min(text.len());
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            &text[..end]
+        }
+    };
+    let clean = crate::library::scan::redact_secrets(window);
+    let clean = clean.as_deref().unwrap_or(window);
+    if window.len() < text.len() && clean.chars().count() <= max {
+        // The margin fit under the cut once redacted: the text was longer still, so mark it cut.
+        return format!("{clean}…");
+    }
+    truncate(clean, max)
 }
 
 /// At most `max` characters, cut on a character boundary, marked when cut.
@@ -131,6 +158,28 @@ mod tests {
             assert!(text.contains("[redacted:"), "{text}");
         }
         assert!(snap.last_user_message.starts_with("use my token "), "the rest of the message is kept");
+    }
+
+    /// A token that straddles the cut is redacted whole: cutting first kept `ghp_` and the
+    /// start of the token, which the scanner no longer recognised.
+    #[test]
+    fn a_credential_across_the_cut_is_redacted_before_the_cut() {
+        let key = ["ghp_", "Z7QX3M2K9LPT4WNBZ7QX3M2K9LPT4WNB1234"].concat();
+        let text = format!("{} {key} and more", "a".repeat(MAX_TEXT_CHARS - 12));
+        let mut d = DigestBuffer::default();
+        d.user_message(&text, true);
+        d.assistant_message(&text);
+        let snap = d.snapshot(1);
+        for kept in [&snap.last_user_message, &snap.last_assistant_message] {
+            assert!(kept.chars().count() <= MAX_TEXT_CHARS + 1, "still bounded");
+            for run in key.as_bytes().windows(8) {
+                assert!(!kept.contains(std::str::from_utf8(run).unwrap()), "a piece of the token is kept: {kept}");
+            }
+        }
+        // Past the margin nothing is scanned, and nothing is kept.
+        let far = format!("{}{key}", "b".repeat(MAX_TEXT_CHARS + REDACT_MARGIN_BYTES));
+        assert_eq!(redact_clip(&far, 10), format!("{}…", "b".repeat(10)));
+        assert_eq!(redact_clip("short", 10), "short");
     }
 
     #[test]

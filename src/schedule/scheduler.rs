@@ -5,7 +5,7 @@
 use crate::api::{ActivationResult, CallContext, Decision, ToolEvent, TurnStatus};
 use crate::config::Config;
 use crate::host::{Host, Level, Root, SubagentSpec};
-use crate::schedule::digest::{DigestBuffer, truncate};
+use crate::schedule::digest::{DigestBuffer, redact_clip, truncate};
 use crate::schedule::gate::{self, Breaker, Verdict};
 use crate::schedule::sessions;
 use serde::{Deserialize, Serialize};
@@ -262,9 +262,11 @@ impl Scheduler {
             tools: CHILD_TOOLS.iter().map(|t| t.to_string()).collect(),
             timeout_ms: u32::try_from(r.timeout_minutes * MINUTE_MS).unwrap_or(u32::MAX),
         };
-        match host.subagent_start(&spec) {
+        // A provider's refusal is the host's text (it may quote its own configuration): kept and
+        // shown redacted, as everything a host hands back.
+        match host.subagent_start(&spec).map_err(|err| redact_clip(&err, 200)) {
             Ok(id) => {
-                if let Err(err) = host.subagent_restrict_tools(&id, &spec.tools) {
+                if let Err(err) = host.subagent_restrict_tools(&id, &spec.tools).map_err(|err| redact_clip(&err, 200)) {
                     host.log(
                         Level::Warn,
                         &format!("reviewer {id}: could not narrow its tools ({err}); the prompt still forbids others"),
@@ -293,7 +295,7 @@ impl Scheduler {
             Err(err) => {
                 // Counters stay as they were: the next completed turn tries again.
                 host.log(Level::Warn, &format!("review not started: the subagent provider refused ({err})"));
-                out.push(decision(session, turn, "skip", &format!("subagent start refused: {}", truncate(&err, 200))));
+                out.push(decision(session, turn, "skip", &format!("subagent start refused: {err}")));
             }
         }
         out

@@ -162,6 +162,20 @@ pub fn save_changed(host: &impl Host, loaded: &Stored, stored: &Stored) {
     }
 }
 
+/// The session's state as JSON, every string in it scanned for credentials: the state root is
+/// shared and synced, and a session keeps what people and reviewers said (the digest, the last
+/// review's outcome). The session id stays as the host sent it: it is the file's key, never a
+/// credential the host would send as an id.
+fn encode(stored: &Stored) -> serde_json::Result<Vec<u8>> {
+    let mut value = serde_json::to_value(stored)?;
+    let session = value.get("session").cloned();
+    crate::library::scan::redact_json(&mut value);
+    if let (Some(session), Some(map)) = (session, value.as_object_mut()) {
+        map.insert("session".into(), session);
+    }
+    serde_json::to_vec(&value)
+}
+
 /// Writes the session's state as its next generation (callers hold the session's lock), removes
 /// the older ones, and keeps the in-flight markers in step with it: a review that started gets
 /// its marker, one that ended loses it.
@@ -179,7 +193,7 @@ pub fn save(host: &impl Host, before: Option<&str>, stored: &Stored) {
             host.log(Level::Warn, &format!("could not mark review {id} in flight: {err:?}"));
         }
     }
-    match serde_json::to_vec(&stored) {
+    match encode(&stored) {
         // `load` would reject it and start the session over (its review, budget and cooldown
         // lost): the generation before stays in force instead.
         Ok(bytes) if bytes.len() > MAX_FILE_BYTES => host.log(

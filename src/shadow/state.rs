@@ -72,14 +72,16 @@ impl Shadow {
             }
             state.cooldown_until = None;
         }
+        // The prompt is the shadow reviewer's input: credentials in the trajectory never reach it.
+        let prompt = crate::library::scan::redact_secrets(prompt).unwrap_or_else(|| prompt.to_string());
         let prompt = match holdout {
             true => {
                 let keys = Holdout::load(host)?;
-                let redacted = keys.redact(prompt);
+                let redacted = keys.redact(&prompt);
                 keys.check(&redacted)?;
                 redacted
             }
-            false => prompt.to_string(),
+            false => prompt,
         };
         let budget = state.spend.admit(&limits(config), prompt.chars().count() as u64)?;
         let model = if budget == BudgetState::Frugal { config.frugal_model.clone() } else { String::new() };
@@ -102,9 +104,14 @@ impl Shadow {
         reviewer_route: Option<&str>,
         holdout: bool,
     ) -> Result<Value, String> {
-        let report: Value = serde_json::from_str(report_json).map_err(|e| format!("the report is not JSON: {e}"))?;
+        let mut report: Value =
+            serde_json::from_str(report_json).map_err(|e| format!("the report is not JSON: {e}"))?;
+        // What the reviewer hands back is kept for the relay and shown: redacted before either,
+        // and so is a refusal that quotes it.
+        crate::library::scan::redact_json(&mut report);
         let refs: BTreeSet<u64> = projection_refs.iter().copied().collect();
-        let mut env: Envelope = envelope::validate(&report, &refs)?;
+        let mut env: Envelope = envelope::validate(&report, &refs)
+            .map_err(|why| crate::library::scan::redact_secrets(&why).unwrap_or(why))?;
         if holdout {
             let keys = Holdout::load(host)?;
             env.content = keys.redact(&env.content);
