@@ -500,3 +500,253 @@ fn the_environment_and_odd_names_cannot_move_a_commit() {
     assert!(zeta.starts_with("zeta: create") && !zeta.contains("README"), "{zeta}");
     assert!(Command::new("git").arg("-C").arg(&other).args(["log", "-1"]).output().unwrap().stdout.is_empty());
 }
+
+// ---- a merge git can make is no conflict; a conflict is only what git could not merge ----
+
+/// `self-evolve skills ARGS` in `home`: stdout (exit status checked).
+fn skills(home: &Path, args: &[&str]) -> String {
+    let out = cli(home).args(["skills", "--home"]).arg(home).args(args).output().unwrap();
+    assert!(out.status.success(), "skills {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The staged writes waiting in a home's state root.
+fn pending_ids(home: &Path) -> Vec<String> {
+    let dir = home.join("self-evolve/pending");
+    let mut ids: Vec<String> = std::fs::read_dir(dir)
+        .map(|d| d.flatten().filter(|e| e.path().is_dir()).map(|e| e.file_name().to_string_lossy().into_owned()))
+        .into_iter()
+        .flatten()
+        .collect();
+    ids.sort();
+    ids
+}
+
+/// The bookkeeping every landed or staged write re-stamps: never content.
+fn is_bookkeeping(line: &str) -> bool {
+    let line = line.trim_start_matches(['-', '+']).trim_start();
+    line.starts_with("updated-at:") || line.starts_with("version:")
+}
+
+/// A staged conflict's diff takes away exactly `removed` (bookkeeping aside), and adds `added`:
+/// never a line the local side did not remove (a teammate's edit).
+fn assert_diff_changes(diff: &str, removed: &[&str], added: &[&str]) {
+    let lines = |sign: char, header: &str| -> Vec<String> {
+        diff.lines()
+            .filter(|l| l.starts_with(sign) && !l.starts_with(header) && !is_bookkeeping(l))
+            .map(|l| l[1..].to_string())
+            .collect()
+    };
+    assert_eq!(lines('-', "---"), removed, "the only lines taken away:\n{diff}");
+    assert_eq!(lines('+', "+++"), added, "the only lines added:\n{diff}");
+}
+
+/// `standup` with five body lines, made by A, in both homes.
+const FIVE: &str =
+    "Post blockers first.\nThen what shipped.\nKeep it to one minute each.\nPark long talks.\nEnd on time.\n";
+
+fn five_lines_in_both(t: &Team) {
+    create(&t.homes[0], "standup", FIVE);
+    assert_eq!(sync(&t.homes[0]).0["pushed"], 1);
+    sync(&t.homes[1]);
+}
+
+fn skill_text(home: &Path, name: &str) -> String {
+    std::fs::read_to_string(home.join("skills").join(name).join("SKILL.md")).unwrap()
+}
+
+/// A and B edit different lines of one skill: git merges both (only `updated-at` clashes), the
+/// merged file goes out, and nothing is staged: no "conflict" whose approval would drop A's line.
+#[test]
+fn edits_on_different_lines_merge_and_stage_nothing() {
+    let t = team(2);
+    let (a, b) = (&t.homes[0], &t.homes[1]);
+    five_lines_in_both(&t);
+    assert_eq!(patch(a, "standup", "Post blockers first.", "Post blockers first, from A.")["status"], "written");
+    assert_eq!(patch(b, "standup", "Park long talks.", "Park long talks, from B.")["status"], "written");
+    assert_eq!(sync(a).0["pushed"], 1);
+    let (report, code, stderr) = sync(b);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(report["conflicts"], json!([]), "git merged both edits: {report}");
+    assert_eq!(report["pushed"], 1, "{report}");
+    assert_eq!(pending_ids(b), Vec::<String>::new(), "nothing staged");
+    sync(a);
+    for home in [a, b] {
+        let text = skill_text(home, "standup");
+        assert!(text.contains("first, from A.") && text.contains("talks, from B."), "both edits: {text}");
+    }
+    assert_eq!(skill_text(a, "standup"), skill_text(b, "standup"));
+    let remote = git(&t.remote, &["show", "main:standup/SKILL.md"]);
+    assert_eq!(remote, skill_text(a, "standup"));
+    assert_eq!(pending_ids(a), Vec::<String>::new());
+    // Nothing is left to send or to bring, and no copy of B's version is left behind.
+    assert_eq!(sync(b).0["pushed"], 0);
+    assert_eq!(git(&b.join("skills"), &["status", "--porcelain"]), "");
+    let kept = std::fs::read_dir(b.join("run/conflicts")).map(|d| d.count()).unwrap_or(0);
+    assert_eq!(kept, 0, "nothing kept: everything was merged");
+}
+
+/// B edited twice (its version is ahead of A's) and on other lines than A: version and
+/// updated-at clash, which is bookkeeping, not a conflict.
+#[test]
+fn a_version_and_timestamp_clash_alone_is_no_conflict() {
+    let t = team(2);
+    let (a, b) = (&t.homes[0], &t.homes[1]);
+    five_lines_in_both(&t);
+    assert_eq!(patch(a, "standup", "End on time.", "End on time, from A.")["status"], "written");
+    assert_eq!(patch(b, "standup", "Post blockers first.", "Post blockers first, from B.")["status"], "written");
+    assert_eq!(patch(b, "standup", "Then what shipped.", "Then what shipped, from B.")["status"], "written");
+    assert_eq!(sync(a).0["pushed"], 1);
+    let (report, code, stderr) = sync(b);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(report["conflicts"], json!([]), "{report}");
+    assert_eq!(pending_ids(b), Vec::<String>::new());
+    let text = skill_text(b, "standup");
+    assert!(text.contains("time, from A.") && text.contains("first, from B.") && text.contains("shipped, from B."));
+    // The same edit made on both sides: only bookkeeping differs, so nothing is staged.
+    assert_eq!(patch(a, "standup", "Park long talks.", "Park long talks outside.")["status"], "written");
+    sync(a);
+    assert_eq!(patch(b, "standup", "Park long talks.", "Park long talks outside.")["status"], "written");
+    let (report, code, stderr) = sync(b);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(report["conflicts"], json!([]), "{report}");
+    assert_eq!(pending_ids(b), Vec::<String>::new());
+}
+
+/// A and B edit the same line (A also another): the merged file lands with A's line, and the
+/// staged conflict changes that one line to B's; approving it keeps everything else A did.
+#[test]
+fn an_edit_of_the_same_line_stages_only_that_line_and_approval_keeps_the_rest() {
+    let t = team(2);
+    let (a, b) = (&t.homes[0], &t.homes[1]);
+    five_lines_in_both(&t);
+    assert_eq!(patch(a, "standup", "Keep it to one minute each.", "Keep it to two minutes each.")["status"], "written");
+    assert_eq!(patch(a, "standup", "End on time.", "End on time, from A.")["status"], "written");
+    assert_eq!(patch(b, "standup", "Keep it to one minute each.", "Keep it to 90 seconds each.")["status"], "written");
+    assert_eq!(patch(b, "standup", "Post blockers first.", "Post blockers first, from B.")["status"], "written");
+    assert_eq!(sync(a).0["pushed"], 2);
+    let (report, code, stderr) = sync(b);
+    assert_eq!(code, Some(0), "{stderr}");
+    let conflicts = report["conflicts"].as_array().unwrap();
+    assert_eq!(conflicts.len(), 1, "{report}");
+    assert_eq!(conflicts[0]["file"], "standup/SKILL.md");
+    let id = conflicts[0]["staged"].as_str().unwrap_or_else(|| panic!("staged: {report}")).to_string();
+    assert_eq!(pending_ids(b), std::slice::from_ref(&id));
+    // On disk and on the remote: A's line, and every edit git could merge.
+    let merged = skill_text(b, "standup");
+    assert!(
+        merged.contains("two minutes each.") && merged.contains("time, from A.") && merged.contains("first, from B.")
+    );
+    assert_eq!(git(&t.remote, &["show", "main:standup/SKILL.md"]), merged);
+    let diff = skills(b, &["diff", &id]);
+    assert_diff_changes(&diff, &["Keep it to two minutes each."], &["Keep it to 90 seconds each."]);
+    // Approving applies B's version of that line, and only that.
+    skills(b, &["approve", &id]);
+    let approved = skill_text(b, "standup");
+    assert!(approved.contains("90 seconds each.") && !approved.contains("two minutes"), "{approved}");
+    assert!(approved.contains("time, from A.") && approved.contains("first, from B."), "{approved}");
+    assert!(approved.contains("Then what shipped.\n") && approved.contains("Park long talks.\n"), "{approved}");
+    assert_eq!(sync(b).0["pushed"], 1);
+    sync(a);
+    assert_eq!(skill_text(a, "standup"), approved);
+}
+
+/// Rejecting the staged conflict keeps the merged file as it is, everywhere.
+#[test]
+fn rejecting_a_same_line_conflict_keeps_the_merged_file() {
+    let t = team(2);
+    let (a, b) = (&t.homes[0], &t.homes[1]);
+    five_lines_in_both(&t);
+    assert_eq!(patch(a, "standup", "Park long talks.", "Park long talks, says A.")["status"], "written");
+    assert_eq!(patch(a, "standup", "Post blockers first.", "Post blockers first, from A.")["status"], "written");
+    assert_eq!(patch(b, "standup", "Park long talks.", "Park long talks, says B.")["status"], "written");
+    assert_eq!(sync(a).0["pushed"], 2);
+    let (report, code, stderr) = sync(b);
+    assert_eq!(code, Some(0), "{stderr}");
+    let id = report["conflicts"][0]["staged"].as_str().unwrap_or_else(|| panic!("staged: {report}")).to_string();
+    assert_eq!(report["conflicts"].as_array().unwrap().len(), 1, "{report}");
+    let diff = skills(b, &["diff", &id]);
+    assert_diff_changes(&diff, &["Park long talks, says A."], &["Park long talks, says B."]);
+    let merged = skill_text(b, "standup");
+    skills(b, &["reject", &id]);
+    assert_eq!(skill_text(b, "standup"), merged);
+    assert_eq!(pending_ids(b), Vec::<String>::new());
+    assert_eq!(sync(b).0["pushed"], 0);
+    sync(a);
+    assert_eq!(skill_text(a, "standup"), merged);
+    assert!(merged.contains("says A.") && merged.contains("first, from A."), "{merged}");
+}
+
+/// Frontmatter edits: a description changed on one side and the body on the other merge; the
+/// description changed on both sides stages that line only.
+#[test]
+fn frontmatter_edits_merge_like_body_lines() {
+    let t = team(2);
+    let (a, b) = (&t.homes[0], &t.homes[1]);
+    five_lines_in_both(&t);
+    let old = "How the team does standup.";
+    assert_eq!(patch(a, "standup", old, "How the team runs its daily standup.")["status"], "written");
+    assert_eq!(patch(b, "standup", "End on time.", "End on time, from B.")["status"], "written");
+    assert_eq!(sync(a).0["pushed"], 1);
+    let (report, code, stderr) = sync(b);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(report["conflicts"], json!([]), "{report}");
+    assert_eq!(pending_ids(b), Vec::<String>::new());
+    let text = skill_text(b, "standup");
+    assert!(text.contains("runs its daily standup.") && text.contains("time, from B."), "{text}");
+    sync(a);
+    // Both change the description (and B a body line too): one conflict, the description's line.
+    let now = "How the team runs its daily standup.";
+    assert_eq!(patch(a, "standup", now, "How the team runs standup, by A.")["status"], "written");
+    assert_eq!(patch(b, "standup", now, "How the team runs standup, by B.")["status"], "written");
+    assert_eq!(patch(b, "standup", "Post blockers first.", "Post blockers first, from B.")["status"], "written");
+    assert_eq!(sync(a).0["pushed"], 1);
+    let (report, code, stderr) = sync(b);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(report["conflicts"].as_array().unwrap().len(), 1, "{report}");
+    let id = report["conflicts"][0]["staged"].as_str().unwrap_or_else(|| panic!("staged: {report}")).to_string();
+    let diff = skills(b, &["diff", &id]);
+    let description = |by: &str| format!("description: How the team runs standup, by {by}. Use when standup comes up.");
+    assert_diff_changes(&diff, &[&description("A")], &[&description("B")]);
+    let merged = skill_text(b, "standup");
+    assert!(merged.contains("by A.") && merged.contains("first, from B."), "{merged}");
+}
+
+/// A file beside SKILL.md merges the same way: other lines merge, the same line is staged alone.
+#[test]
+fn a_file_beside_skill_md_merges_line_by_line_too() {
+    let t = team(2);
+    let (a, b) = (&t.homes[0], &t.homes[1]);
+    create(a, "notes", "Keep notes.\n");
+    let write = |home: &Path, text: &str| {
+        tool(home, json!({"action": "view", "name": "notes"}));
+        let answer = tool(
+            home,
+            json!({"action": "write_file", "name": "notes", "file_path": "references/steps.md", "content": text}),
+        );
+        assert_eq!(answer["status"], "written", "{answer}");
+    };
+    write(a, "one\ntwo\nthree\nfour\nfive\n");
+    sync(a);
+    sync(b);
+    write(a, "one by A\ntwo\nthree\nfour\nfive\n");
+    write(b, "one\ntwo\nthree\nfour\nfive by B\n");
+    sync(a);
+    let (report, code, stderr) = sync(b);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(report["conflicts"], json!([]), "{report}");
+    let steps = |home: &Path| std::fs::read_to_string(home.join("skills/notes/references/steps.md")).unwrap();
+    assert_eq!(steps(b), "one by A\ntwo\nthree\nfour\nfive by B\n");
+    sync(a);
+    assert_eq!(steps(a), steps(b));
+    write(a, "one by A\ntwo\nthree by A\nfour\nfive by B\n");
+    write(b, "one by A\ntwo\nthree by B\nfour\nfive by B\n");
+    sync(a);
+    let (report, code, stderr) = sync(b);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(report["conflicts"].as_array().unwrap().len(), 1, "{report}");
+    let id = report["conflicts"][0]["staged"].as_str().unwrap_or_else(|| panic!("staged: {report}")).to_string();
+    assert_diff_changes(&skills(b, &["diff", &id]), &["three by A"], &["three by B"]);
+    skills(b, &["approve", &id]);
+    assert_eq!(steps(b), "one by A\ntwo\nthree by B\nfour\nfive by B\n");
+}

@@ -5,6 +5,7 @@
 //! `self-evolve sync` fetches, replays local commits onto the remote branch, scans every outgoing
 //! file with the plugin's scanner and pushes.
 
+mod merge;
 mod stage;
 pub mod sync;
 

@@ -1,9 +1,11 @@
-//! A teammate changed a skill this machine changed too: the remote version is on disk after the
-//! sync, and each local version becomes a staged write against it, through the plugin and its
-//! guards (`skill_manage` with `stage: true`), so `/skills pending` shows it with its diff. What
-//! the plugin will not stage (a hand-written skill, a credential) is kept under
+//! A teammate changed a file this machine changed too: after the sync the merged version is on
+//! disk (git's merge; the remote's lines where both changed the same ones), and this machine's
+//! edits it lacks become a staged write against it, through the plugin and its guards
+//! (`skill_manage` with `stage: true`), so `/skills pending` shows it with its diff. What the
+//! plugin will not stage (a hand-written skill, a credential) is kept under
 //! `<home>/run/conflicts/` instead: nothing is lost.
 
+use super::merge::Left;
 use super::sync::Conflict;
 use crate::component::Source;
 use crate::plugin::{CallContext, Origin};
@@ -51,21 +53,25 @@ pub fn keep_all(home: &Path, local: &mut [Local]) -> Result<()> {
     Ok(())
 }
 
-/// After the replay: each local version that differs from what is now on disk becomes a staged
-/// write; its kept copy goes once it is staged, and stays (named in the report) where the plugin
-/// refused. A version the same as the remote's is no conflict at all.
-pub fn stage_local(home: &Path, wasm: &Source, local: Vec<Local>) -> Result<Vec<Conflict>> {
-    let differs: Vec<Local> = local
-        .into_iter()
-        .filter(|l| {
-            // A regular file's bytes (not through a link, a folder or a special file), or none.
-            let path = crate::cli::home::user_skills(home).join(&l.file);
-            let disk = crate::live::files::read_regular(&path, 64 << 20).ok().flatten();
-            disk != l.content
-        })
-        .collect();
+/// After the replay: what each local version left unmerged (`merge::unmerged`) becomes a staged
+/// write against the merged file. A kept copy goes once everything in it is merged or staged,
+/// and stays (named in the report) where the plugin refused or an edit could not be placed.
+pub fn stage_local(home: &Path, wasm: &Source, local: Vec<(Local, Left)>) -> Result<Vec<Conflict>> {
+    let mut differs: Vec<(Local, Option<Vec<u8>>, bool)> = Vec::new();
+    let mut out = Vec::new();
+    for (l, left) in local {
+        match left {
+            Left::Nothing => {
+                if let Some(kept) = &l.kept {
+                    discard(home, kept);
+                }
+            }
+            Left::Keep(why) => out.push(kept_only(l, &why)),
+            Left::Stage { content, whole } => differs.push((l, content, whole)),
+        }
+    }
     if differs.is_empty() {
-        return Ok(Vec::new());
+        return Ok(out);
     }
     let ctx = CallContext {
         session: "sync".into(),
@@ -79,15 +85,18 @@ pub fn stage_local(home: &Path, wasm: &Source, local: Vec<Local>) -> Result<Vec<
         Err(err) => {
             // Nothing can be staged; every local version is already kept.
             let why = format!("the plugin could not start to stage it: {err:#}");
-            return Ok(differs.into_iter().map(|l| kept_only(l, &why)).collect());
+            out.extend(differs.into_iter().map(|(l, _, _)| kept_only(l, &why)));
+            return Ok(out);
         }
     };
-    let mut out = Vec::new();
-    for l in differs {
+    for (l, content, whole) in differs {
         let (skill, rest) = l.file.split_once('/').unwrap_or((l.file.as_str(), ""));
-        let reason =
-            format!("sync: {} changed on the remote meanwhile; this is this machine's version, against it", l.file);
-        let text = l.content.as_deref().map(|c| std::str::from_utf8(c).map(str::to_string));
+        let reason = format!(
+            "sync: {} changed on the remote too and git could not merge all of this machine's edits; this \
+             is the merged file with them",
+            l.file
+        );
+        let text = content.as_deref().map(|c| std::str::from_utf8(c).map(str::to_string));
         let args = match (rest, &text) {
             ("SKILL.md", Some(Ok(text))) => {
                 json!({"action": "edit", "name": skill, "content": text, "stage": true, "reason": reason})
@@ -120,12 +129,22 @@ pub fn stage_local(home: &Path, wasm: &Source, local: Vec<Local>) -> Result<Vec<
             }
         };
         out.push(match staged {
-            Ok(id) => {
+            Ok(id) if whole => {
                 if let Some(kept) = &l.kept {
-                    let _ = std::fs::remove_file(kept);
+                    discard(home, kept);
                 }
                 Conflict { file: l.file, staged: Some(id), kept: None, why: None }
             }
+            Ok(id) => Conflict {
+                file: l.file,
+                staged: Some(id),
+                kept: l.kept,
+                why: Some(
+                    "part of this machine's change overlaps a teammate's where it cannot be placed line by line: \
+                     it is added after the teammate's lines in the staged write, and your whole version is kept"
+                        .into(),
+                ),
+            },
             Err(why) => kept_only(l, &why),
         });
     }
@@ -133,6 +152,18 @@ pub fn stage_local(home: &Path, wasm: &Source, local: Vec<Local>) -> Result<Vec<
         live.record("sync", &[]);
     }
     Ok(out)
+}
+
+/// A kept copy no longer needed (everything in it is merged or staged), and the folders it
+/// leaves empty under `<home>/run/conflicts/`.
+fn discard(home: &Path, kept: &str) {
+    let _ = std::fs::remove_file(kept);
+    let top = home.join("run").join("conflicts");
+    for dir in Path::new(kept).ancestors().skip(1) {
+        if !dir.starts_with(&top) || dir == top || std::fs::remove_dir(dir).is_err() {
+            break;
+        }
+    }
 }
 
 fn kept_only(l: Local, why: &str) -> Conflict {

@@ -23,9 +23,11 @@ pub struct Report {
     pub pulled: usize,
     /// Local commits pushed.
     pub pushed: usize,
-    /// Files both sides changed: the remote version is on disk and the local change is a staged
-    /// write against it (`/skills pending`), or, when the plugin refused to stage it, kept in
-    /// `kept` for a person to redo.
+    /// Files both sides changed where git could not merge every local edit: the merged version
+    /// is on disk (the remote's lines where both changed the same ones) and the local edits it
+    /// lacks are a staged write against it (`/skills pending`), or, when the plugin refused to
+    /// stage them, the local version is kept in `kept` for a person to redo. Both `staged` and
+    /// `kept` when an edit could only be added after a teammate's lines (`why` says so).
     pub conflicts: Vec<Conflict>,
     /// Near-duplicates among the skills that arrived and the library (the checker's words).
     pub duplicates: Vec<String>,
@@ -142,9 +144,11 @@ fn replay(
     Ok(())
 }
 
-/// Local commits replayed onto `remote_ref`. Where both sides changed a file, the remote
-/// version lands and the local one becomes a staged write (or is kept for a person): never
-/// conflict markers in a SKILL.md, never a dropped edit. Every local version of such a file is
+/// Local commits replayed onto `remote_ref`. Where both sides changed a file, git merges what
+/// it can and the remote's lines land where both changed the same lines; this machine's edits
+/// the merged file lacks become a staged write against it (or are kept for a person): never
+/// conflict markers in a SKILL.md, never a dropped edit, never a staged write that takes out
+/// a teammate's merged line. Every local version of such a file is
 /// saved under `run/conflicts/` before anything is replayed, so a crash or a refusal after
 /// this point loses nothing; a replay git cannot settle (a file removed on one side and changed
 /// on the other, a file that became a folder) is undone, and says so.
@@ -159,6 +163,9 @@ fn rebase_onto(
         format!("this library and {remote_ref} share no history: was it cloned from the team's remote?")
     })?;
     let base = base.trim();
+    // This machine's commit before the replay: what it changed is read from it afterwards.
+    let before = git(root, &["rev-parse", "--verify", "HEAD"])?;
+    let before = before.trim();
     let ours: BTreeSet<String> =
         names(root, &["diff", "--name-only", "-z", "--no-renames", base, "HEAD"])?.into_iter().collect();
     let theirs: BTreeSet<String> =
@@ -186,7 +193,25 @@ fn rebase_onto(
             root.display()
         );
     }
-    report.conflicts.extend(super::stage::stage_local(home, wasm, local)?);
+    // What git merged is settled; what it could not is this machine's edits that the merged
+    // file lacks, put on the merged file (never the whole local version against it).
+    let blob = |rev: &str, file: &str| git_bytes(root, &["cat-file", "blob", &format!("{rev}:{file}")]).ok();
+    let mut left = Vec::with_capacity(local.len());
+    for l in local {
+        let (at_base, merged) = (blob(base, &l.file), blob("HEAD", &l.file));
+        let versions = super::merge::Versions {
+            file: &l.file,
+            base_rev: base,
+            local_rev: before,
+            merged_rev: "HEAD",
+            base: at_base.as_deref(),
+            local: l.content.as_deref(),
+            merged: merged.as_deref(),
+        };
+        let outcome = super::merge::unmerged(root, &versions);
+        left.push((l, outcome));
+    }
+    report.conflicts.extend(super::stage::stage_local(home, wasm, left)?);
     Ok(())
 }
 
