@@ -83,10 +83,26 @@ impl Server {
         }
     }
 
+    /// Every line written until one passes `done` (included) or `wait` runs out.
+    fn until(&mut self, wait: Duration, mut done: impl FnMut(&Value) -> bool) -> Vec<Value> {
+        let deadline = std::time::Instant::now() + wait;
+        let mut lines = Vec::new();
+        while let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) {
+            let Ok(line) = self.lines.recv_timeout(left) else { break };
+            let value: Value = serde_json::from_str(&line).unwrap_or_else(|_| panic!("not JSON on stdout: {line}"));
+            let stop = done(&value);
+            lines.push(value);
+            if stop {
+                break;
+            }
+        }
+        lines
+    }
+
     fn initialize(&mut self) {
         self.send(json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
             "protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"hostile","version":"0"}}}));
-        let answer = self.answer(1, Duration::from_secs(30)).expect("initialize answered");
+        let answer = self.answer(1, Duration::from_secs(90)).expect("initialize answered");
         assert!(answer["result"].is_object(), "{answer}");
         self.send(json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
     }
@@ -310,4 +326,376 @@ fn a_client_that_never_reads_cannot_grow_the_server_without_bound() {
         before >> 20,
         after >> 20
     );
+}
+
+/// Whether an answer's `id` is `id`: numbers by value (JSON-RPC's `7` and `7.0` are one id), an
+/// absent `id` matches nothing.
+fn answers(line: &Value, id: &Value) -> bool {
+    match (line.get("id"), id) {
+        (Some(Value::Number(a)), Value::Number(b)) => a.as_f64() == b.as_f64(),
+        (Some(a), b) => a == b,
+        (None, _) => false,
+    }
+}
+
+fn is_answer_to(id: Value) -> impl Fn(&Value) -> bool {
+    move |line| answers(line, &id)
+}
+
+fn create(id: Value, name: &str) -> Value {
+    // Words of each name's own: no two test skills look alike to the duplicate guard.
+    let mut hash =
+        name.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
+    let syllables = ["ka", "lo", "mi", "nu", "pe", "ri", "so", "tu", "va", "xe", "yo", "za", "be", "do", "fi", "gu"];
+    let words: Vec<String> = (0..8)
+        .map(|_| {
+            hash = hash.wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29);
+            (0..3).map(|k| syllables[((hash >> (4 * k)) & 15) as usize]).collect()
+        })
+        .collect();
+    let description = format!("Use when {}", words[..4].join(" "));
+    let content =
+        format!("---\nname: {name}\ndescription: {description}\n---\n\n# {name}\n\n{}.\n", words[4..].join(" "));
+    json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":"skill_manage",
+        "arguments":{"action":"create","name":name,"description":description,"content":content}}})
+}
+
+/// Requests with a readable id that rmcp refuses to read (a wrong `jsonrpc`, `params` that are
+/// not an object, no method or one that is not a string, a method beside a result): rmcp answers
+/// each without its id, so the client never learns which request failed, and none of them gives
+/// back its place among the 16 waiting: the 17th request is never answered.
+#[test]
+fn a_request_rmcp_cannot_read_is_answered_with_its_id_and_frees_its_place() {
+    let (_tmp, home, project) = dirs();
+    let mut server = Server::start(&home, &project);
+    server.initialize();
+    let shapes = [
+        r#"{"jsonrpc":"1.0","id":ID,"method":"ping"}"#,
+        r#"{"jsonrpc":2,"id":ID,"method":"ping"}"#,
+        r#"{"id":ID,"method":"ping"}"#,
+        r#"{"jsonrpc":"2.0","id":ID,"method":"tools/list","params":"x"}"#,
+        r#"{"jsonrpc":"2.0","id":ID,"method":"tools/list","params":7}"#,
+        r#"{"jsonrpc":"2.0","id":ID,"method":"tools/list","params":[1]}"#,
+        r#"{"jsonrpc":"2.0","id":ID,"method":"ping","result":{}}"#,
+        r#"{"jsonrpc":"2.0","id":ID}"#,
+        r#"{"jsonrpc":"2.0","id":ID,"method":7}"#,
+        r#"{"jsonrpc":"2.0","id":ID,"method":null,"params":{}}"#,
+    ];
+    let mut sent = Vec::new();
+    for round in 0..3 {
+        for (i, shape) in shapes.iter().enumerate() {
+            let id = 100 + round * 100 + i as u64;
+            server.send_raw(shape.replace("ID", &id.to_string()).as_bytes());
+            sent.push((id, *shape));
+        }
+    }
+    server.send(json!({"jsonrpc":"2.0","id":999,"method":"ping"}));
+    let lines = server.until(Duration::from_secs(20), is_answer_to(json!(999)));
+    let stderr = server.finish();
+    assert!(
+        lines.iter().any(is_answer_to(json!(999))),
+        "ping 999 after 30 refused requests was never answered: {stderr}"
+    );
+    let mut wrong = Vec::new();
+    for (id, shape) in &sent {
+        let got: Vec<&Value> = lines.iter().filter(|l| answers(l, &json!(id))).collect();
+        let ok = got.len() == 1 && matches!(got[0]["error"]["code"].as_i64(), Some(-32600 | -32602));
+        if !ok {
+            wrong.push(format!("{id} {shape}: {got:?}"));
+        }
+    }
+    let idless = lines.iter().filter(|l| l.get("id").is_none()).count();
+    assert!(wrong.is_empty(), "not answered once with their id ({idless} answers had no id): {wrong:#?}");
+}
+
+/// A request whose id is not a string or a number (an object, an array, a boolean, null) is
+/// answered with `"id": null`, as JSON-RPC 2.0 asks, and takes no place among the 16 waiting.
+#[test]
+fn a_request_whose_id_is_invalid_is_answered_with_a_null_id() {
+    let (_tmp, home, project) = dirs();
+    let mut server = Server::start(&home, &project);
+    server.initialize();
+    let ids = [json!({"a":1}), json!([1]), json!(true), json!(null)];
+    for round in 0..5 {
+        for id in &ids {
+            server.send(json!({"jsonrpc":"2.0","id":id,"method":"tools/list","params":{"round":round}}));
+        }
+    }
+    server.send(json!({"jsonrpc":"2.0","id":999,"method":"ping"}));
+    let lines = server.until(Duration::from_secs(20), is_answer_to(json!(999)));
+    let stderr = server.finish();
+    assert!(lines.iter().any(is_answer_to(json!(999))), "ping 999 was never answered: {stderr}");
+    let nulls = lines.iter().filter(|l| l.get("id") == Some(&Value::Null) && l["error"]["code"] == -32600).count();
+    assert_eq!(nulls, 20, "each of the 20 requests with an invalid id gets a -32600 with id null: {lines:#?}");
+}
+
+/// `7` and `7.0` (and `8` and `8e0`, `0` and `-0`) are one id to rmcp, which reads every number
+/// as an i64, but two to the wire: both are passed on, the first answer cancels the second
+/// request, whose write may land with no answer at all. The second is refused as a reused id.
+/// A string `"9"` and a number `9` are two ids (rmcp's NumberOrString), both served.
+#[test]
+fn ids_equal_in_value_are_one_id() {
+    let (_tmp, home, project) = dirs();
+    let mut server = Server::start(&home, &project);
+    server.initialize();
+    let pairs = [
+        (json!(7), serde_json::from_str::<Value>("7.0").unwrap()),
+        (json!(8), serde_json::from_str::<Value>("8e0").unwrap()),
+        (json!(0), serde_json::from_str::<Value>("-0").unwrap()),
+    ];
+    let mut verdicts = Vec::new();
+    for (n, (first, second)) in pairs.iter().enumerate() {
+        let (a, b) = (format!("pair-{n}-first"), format!("pair-{n}-second"));
+        server.send(create(first.clone(), &a));
+        server.send(create(second.clone(), &b));
+        let mut seen = 0;
+        let mut lines = server.until(Duration::from_secs(15), |l| {
+            seen += usize::from(answers(l, first));
+            seen == 2
+        });
+        lines.extend(server.until(Duration::from_secs(1), |_| false));
+        let got: Vec<&Value> = lines.iter().filter(|l| answers(l, first)).collect();
+        let refused = got.iter().filter(|l| l["error"]["code"] == -32600).count();
+        let results = got.iter().filter(|l| l["result"].is_object()).count();
+        let on_disk = [&a, &b].map(|name| home.join("skills").join(name).exists());
+        verdicts.push(((first.clone(), second.clone()), got.len(), refused, results, on_disk));
+    }
+    server.send(create(json!("9"), "string-nine"));
+    server.send(create(json!(9), "number-nine"));
+    let mut seen = 0;
+    let lines = server.until(Duration::from_secs(20), |l| {
+        seen += usize::from(l.get("id") == Some(&json!("9")) || l.get("id") == Some(&json!(9)));
+        seen == 2
+    });
+    server.finish();
+    for ((first, second), answered, refused, results, on_disk) in &verdicts {
+        assert!(
+            *answered == 2 && *refused == 1 && *results == 1 && *on_disk == [true, false],
+            "ids {first} and {second}: {answered} answers, {refused} refused as reused, {results} results, on disk {on_disk:?}"
+        );
+    }
+    for (id, name) in [(json!("9"), "string-nine"), (json!(9), "number-nine")] {
+        let got: Vec<&Value> = lines.iter().filter(|l| l.get("id") == Some(&id)).collect();
+        assert!(got.len() == 1 && got[0]["result"].is_object(), "{id}: {got:?}");
+        assert!(home.join("skills").join(name).exists(), "{name} landed");
+    }
+}
+
+/// An id the server cannot represent (rmcp keeps ids as i64: a fraction, past 2^63, a float
+/// past 2^53) is refused with -32600 and its id as sent, and nothing is written; rmcp answered
+/// without the id and kept the request's place.
+#[test]
+fn an_id_rmcp_cannot_represent_is_refused_with_that_id() {
+    let (_tmp, home, project) = dirs();
+    let mut server = Server::start(&home, &project);
+    server.initialize();
+    let ids = ["1.5", "1e300", "9223372036854775808", "18446744073709551615", "9007199254740992.0", "-1e19"];
+    let mut sent = Vec::new();
+    for round in 0..3 {
+        for (i, id) in ids.iter().enumerate() {
+            let name = format!("odd-id-{round}-{i}");
+            let line = create(json!("ID"), &name).to_string().replace("\"ID\"", id);
+            server.send_raw(line.as_bytes());
+            sent.push((serde_json::from_str::<Value>(id).unwrap(), name));
+        }
+    }
+    server.send(json!({"jsonrpc":"2.0","id":999,"method":"ping"}));
+    let lines = server.until(Duration::from_secs(20), is_answer_to(json!(999)));
+    let stderr = server.finish();
+    assert!(lines.iter().any(is_answer_to(json!(999))), "ping 999 was never answered: {stderr}");
+    for (id, name) in &sent {
+        // Each id was sent once a round.
+        let got: Vec<&Value> = lines.iter().filter(|l| l.get("id") == Some(id)).collect();
+        assert!(got.len() == 3 && got.iter().all(|l| l["error"]["code"] == -32600), "id {id}: {got:?}");
+        assert!(!home.join("skills").join(name).exists(), "{name} was written");
+    }
+}
+
+/// A request reusing the id of one just cancelled: rmcp forgets the cancelled request at once,
+/// but its handler still ends with an answer, which rmcp then sends as the answer to the new
+/// request and cancels the new one: a create lands (or not) with "cancelled" as its only answer.
+/// Now the id stays taken until the cancelled request is over: the new request is refused as a
+/// reused id, or served once that is so; never answered with another request's answer. And a
+/// cancelled request still gives its place back: 20 of them do not stop the server.
+#[test]
+fn an_id_reused_after_its_cancellation_gets_its_own_answer() {
+    let (_tmp, home, project) = dirs();
+    let mut server = Server::start(&home, &project);
+    server.initialize();
+    let mut verdicts = Vec::new();
+    for n in 0..6u64 {
+        let id = json!(10 + n);
+        server.send(create(id.clone(), &format!("cancelled-{n}")));
+        server.send(
+            json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":id,"reason":"test"}}),
+        );
+        let name = format!("reused-{n}");
+        server.send(create(id.clone(), &name));
+        // The reused request's own answer: refused as in flight, or about its skill.
+        let mine = move |l: &Value| {
+            let refused = l["error"]["code"] == -32600
+                && l["error"]["message"].as_str().is_some_and(|m| m.contains("still in flight"));
+            answers(l, &json!(10 + n)) && (refused || l.to_string().contains(&format!("reused-{n}")))
+        };
+        let mut lines = server.until(Duration::from_secs(15), mine);
+        lines.extend(server.until(Duration::from_secs(1), |_| false));
+        let got: Vec<Value> = lines.into_iter().filter(|l| answers(l, &id)).collect();
+        let own: Vec<&Value> = got.iter().filter(|l| mine(l)).collect();
+        let landed = home.join("skills").join(&name).exists();
+        let written =
+            own.len() == 1 && own[0]["result"]["content"][0]["text"].as_str().is_some_and(|t| t.contains("written"));
+        // Another answer for the id may only be the cancelled create's, sent before its cancellation.
+        let strays = got.iter().filter(|l| !mine(l) && !l.to_string().contains(&format!("cancelled-{n}"))).count();
+        verdicts.push((id, own.len() == 1 && strays == 0 && landed == written, got, landed));
+    }
+    for n in 0..20u64 {
+        let id = json!(100 + n);
+        server.send(json!({"jsonrpc":"2.0","id":id,"method":"resources/read","params":{"uri":"skill://index.json"}}));
+        server.send(json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":id}}));
+    }
+    server.send(json!({"jsonrpc":"2.0","id":999,"method":"ping"}));
+    let lines = server.until(Duration::from_secs(20), is_answer_to(json!(999)));
+    let stderr = server.finish();
+    assert!(lines.iter().any(is_answer_to(json!(999))), "ping 999 after 20 cancelled requests: {stderr}");
+    for (id, fine, got, landed) in verdicts {
+        assert!(fine, "id {id}: answers {got:?}, the reused request's skill landed: {landed}");
+    }
+}
+
+/// An `initialize` rmcp cannot read (no protocolVersion, fields of the wrong type) is answered
+/// with an error and its id, and the session goes on: the wire took it as the handshake begun,
+/// so the good `initialize` after it was told to send `initialize`, and the session ended.
+#[test]
+fn a_malformed_initialize_is_answered_and_the_session_goes_on() {
+    let (_tmp, home, project) = dirs();
+    let mut server = Server::start(&home, &project);
+    let client = json!({"name":"hostile","version":"0"});
+    server.send(json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{},"clientInfo":client}}));
+    server.send(json!({"jsonrpc":"2.0","id":2,"method":"initialize","params":{
+        "protocolVersion":"2025-06-18","capabilities":"all","clientInfo":5}}));
+    server.send(json!({"jsonrpc":"2.0","id":3,"method":"initialize","params":"2025-06-18"}));
+    server.send(json!({"jsonrpc":"2.0","id":4,"method":"initialize","params":{
+        "protocolVersion":"2025-06-18","capabilities":{},"clientInfo":client}}));
+    let lines = server.until(Duration::from_secs(90), is_answer_to(json!(4)));
+    server.send(json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
+    server.send(json!({"jsonrpc":"2.0","id":5,"method":"tools/list"}));
+    let tools = server.answer(5, Duration::from_secs(10));
+    let stderr = server.finish();
+    for id in 1..=3 {
+        let got: Vec<&Value> = lines.iter().filter(|l| answers(l, &json!(id))).collect();
+        assert!(
+            got.len() == 1 && matches!(got[0]["error"]["code"].as_i64(), Some(-32600 | -32602)),
+            "malformed initialize {id}: {got:?}"
+        );
+    }
+    let init = lines.iter().find(|l| answers(l, &json!(4)));
+    assert!(init.is_some_and(|a| a["result"]["serverInfo"]["name"] == "self-evolve"), "{lines:?}; stderr: {stderr}");
+    assert!(tools.is_some_and(|t| t["result"]["tools"][0]["name"] == "skill_manage"), "the session goes on: {stderr}");
+}
+
+/// A JSON-RPC batch (an array; MCP 2025-06-18 removed batching): rmcp answered it with one
+/// error without any id (after the handshake) or not at all (before it), so the requests in it
+/// were never answered. Each request in it is refused with its id, in one array as JSON-RPC
+/// answers a batch; an empty batch is one -32600; notifications in it are not answered; no
+/// place is taken.
+#[test]
+fn a_batch_is_refused_request_by_request() {
+    let (_tmp, home, project) = dirs();
+    let mut server = Server::start(&home, &project);
+    server.send(json!([{"jsonrpc":"2.0","id":"early","method":"ping"}]));
+    let early = server.until(Duration::from_secs(90), |_| true);
+    server.initialize();
+    for n in 0..20 {
+        server.send(json!([
+            {"jsonrpc":"2.0","id":10 + 2 * n,"method":"ping"},
+            {"jsonrpc":"2.0","id":11 + 2 * n,"method":"tools/list"},
+            {"jsonrpc":"2.0","method":"notifications/initialized"},
+            5
+        ]));
+    }
+    server.send(json!([]));
+    server.send(json!({"jsonrpc":"2.0","id":999,"method":"ping"}));
+    let lines = server.until(Duration::from_secs(20), is_answer_to(json!(999)));
+    let stderr = server.finish();
+    assert!(lines.iter().any(is_answer_to(json!(999))), "ping 999 after 20 batches: {stderr}");
+    let batch = |line: &Value, ids: &[Value]| {
+        line.as_array().is_some_and(|items| {
+            items.len() == ids.len()
+                && items.iter().zip(ids).all(|(item, id)| item["id"] == *id && item["error"]["code"] == -32600)
+        })
+    };
+    assert!(early.len() == 1 && batch(&early[0], &[json!("early")]), "a batch before initialize: {early:?}");
+    for n in 0..20 {
+        // The `5` is no message: an error with id null.
+        let ids = [json!(10 + 2 * n), json!(11 + 2 * n), Value::Null];
+        assert!(lines.iter().filter(|l| batch(l, &ids)).count() == 1, "batch {n}: {lines:#?}");
+    }
+    let empty = lines.iter().filter(|l| l["id"] == Value::Null && l["error"]["code"] == -32600).count();
+    assert_eq!(empty, 1, "the empty batch: {lines:#?}");
+}
+
+/// Responses sent by the client (a result or an error with an id; the server asked nothing) are
+/// not requests: never answered, whatever their id, before the handshake or after, and the
+/// session goes on. rmcp answered one with an id it cannot read.
+#[test]
+fn responses_from_the_client_are_never_answered() {
+    let (_tmp, home, project) = dirs();
+    let mut server = Server::start(&home, &project);
+    let responses = [
+        json!({"jsonrpc":"2.0","id":50,"result":{}}),
+        json!({"jsonrpc":"2.0","id":51,"error":{"code":-1,"message":"no"}}),
+        json!({"jsonrpc":"2.0","id":{"x":1},"result":{}}),
+        json!({"jsonrpc":"2.0","id":1.5,"result":{}}),
+        json!({"jsonrpc":"2.0","error":{"code":-1,"message":"no id"}}),
+        json!({"jsonrpc":"2.0","id":52,"result":{},"error":{"code":-1,"message":"both"}}),
+    ];
+    for response in &responses {
+        server.send(response.clone());
+    }
+    server.initialize();
+    for response in &responses {
+        server.send(response.clone());
+    }
+    server.send(json!({"jsonrpc":"2.0","id":999,"method":"ping"}));
+    let lines = server.until(Duration::from_secs(20), is_answer_to(json!(999)));
+    let stderr = server.finish();
+    assert!(lines.iter().any(is_answer_to(json!(999))), "ping 999: {stderr}");
+    assert_eq!(lines.len(), 1, "only the ping is answered: {lines:#?}");
+}
+
+/// Ids with control characters, and an id of a megabyte, come back exactly as sent in every
+/// answer: before the handshake, rmcp's, the wire's refusal of a bad shape and of a reused id;
+/// none of it reaches the log. rmcp answered the bad shape without the id.
+#[test]
+fn odd_ids_come_back_exactly_in_every_answer_and_never_reach_the_log() {
+    let (_tmp, home, project) = dirs();
+    let mut server = Server::start(&home, &project);
+    let escape = json!(format!("\u{1b}]0;{TOKEN}\u{7}\u{0}\r\n\u{9b}2J\u{202e}"));
+    let long = json!("i".repeat(1 << 20));
+    let short = |l: &Vec<Value>| l.iter().map(|l| l.to_string().chars().take(160).collect()).collect::<Vec<String>>();
+    server.send(json!({"jsonrpc":"2.0","id":escape,"method":"tools/list"}));
+    let early = server.until(Duration::from_secs(90), |_| true);
+    assert!(early.len() == 1 && early[0]["id"] == escape && early[0]["error"]["code"] == -32002, "{:?}", short(&early));
+    server.initialize();
+    for id in [&escape, &long] {
+        server.send(json!({"jsonrpc":"2.0","id":id,"method":"tools/list"}));
+        let served = server.until(Duration::from_secs(10), |_| true);
+        assert!(served.len() == 1 && served[0]["id"] == *id && served[0]["result"].is_object(), "{:?}", short(&served));
+        server.send(json!({"jsonrpc":"2.0","id":id,"method":"tools/list","params":"bad"}));
+        let refused = server.until(Duration::from_secs(10), |_| true);
+        let ok = refused.len() == 1 && refused[0]["id"] == *id && refused[0]["error"]["code"] == -32600;
+        assert!(ok, "the bad shape: {:?}", short(&refused));
+    }
+    server.send(create(escape.clone(), "slow-one"));
+    server.send(create(escape.clone(), "slow-two"));
+    let mut seen = 0;
+    let lines = server.until(Duration::from_secs(20), |l| {
+        seen += usize::from(l["id"] == escape);
+        seen == 2
+    });
+    let stderr = server.finish();
+    let results = lines.iter().filter(|l| l["id"] == escape && l["result"].is_object()).count();
+    let refused = lines.iter().filter(|l| l["id"] == escape && l["error"]["code"] == -32600).count();
+    assert!(results == 1 && refused == 1, "the reused id: {:?}", short(&lines));
+    assert!(!stderr.contains('\u{1b}') && !stderr.contains(TOKEN) && stderr.len() < 4096, "{stderr:?}");
 }

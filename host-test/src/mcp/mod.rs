@@ -185,11 +185,12 @@ pub fn run(options: Options) -> Result<()> {
                 }
             });
         }
-        let (transport, answers) = wire::wire(tokio::io::stdin(), tokio::io::stdout(), MAX_REQUEST_LINE);
-        let service = server.serve(transport).await.map_err(|e| rmcp_error("MCP initialisation failed", &e))?;
+        let wired = wire::wire(tokio::io::stdin(), tokio::io::stdout(), MAX_REQUEST_LINE);
+        let server = wired.watched(server);
+        let service = server.serve(wired.transport).await.map_err(|e| rmcp_error("MCP initialisation failed", &e))?;
         service.waiting().await.map_err(|e| rmcp_error("the MCP session ended with an error", &e))?;
         // The last answers are written before the process ends.
-        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), answers).await;
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), wired.written).await;
         Ok(())
     })
 }

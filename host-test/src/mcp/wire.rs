@@ -1,25 +1,40 @@
 //! The stdio wire between the client and rmcp: every line the client sends passes here first,
 //! and every line rmcp answers passes here on its way out.
 //!
-//! Why it exists: rmcp drops, without any answer, a line it cannot read (not UTF-8, not JSON,
-//! nested past serde_json's depth, past the line bound), so the client that sent it waits
-//! forever; it keeps one cancellation token per request id, so a second request reusing an id in
-//! flight is cancelled by the first one's answer and never answered; it ends the session on any
-//! message before `initialize`, and its error holds the whole message (a credential, megabytes of
-//! text) for whoever prints it; and it reads on while answers wait to be written, so a client that
-//! never reads its output grows the server without bound. Here a line rmcp would drop is answered
-//! with a JSON-RPC error when its id can be read, a reused id in flight is refused, messages
-//! before the handshake are answered or dropped (never passed on), and at most
-//! `MAX_UNANSWERED` requests are passed on whose answers are not yet written to stdout: past that
-//! the client is not read from until they are.
+//! Why it exists: rmcp answers a message it cannot read without its id, or not at all (not
+//! UTF-8, not JSON, nested past serde_json's depth, past the line bound, a shape it refuses), so
+//! the client that sent it waits forever; it keeps one cancellation token per request id, so a
+//! second request reusing an id in flight (or an id just cancelled) is cancelled by the first
+//! one's answer, which it gets instead of its own; it ends the session on any notification or
+//! response before `initialize`; and it reads on while answers wait to be written, so a client
+//! that never reads its output grows the server without bound.
 //!
-//! Owns: the line reading (bounded), the handshake state, the ids in flight, and stdout.
+//! So here every message is read as rmcp reads it (its own types), and only what rmcp reads
+//! whole is passed on, re-serialized as read: a request it would refuse is answered here with
+//! its id (-32700, -32600, -32602; `"id": null` when the id itself is unreadable or invalid), a
+//! batch request by request. Ids are compared as rmcp compares them (its `RequestId`: `7`, `7.0`
+//! and `7e0` are one id), and one in flight is refused when reused. A request is in flight until
+//! its answer is written, cancelled or not: the client's `notifications/cancelled` is not passed
+//! on (rmcp would forget the request and drop its answer, and the wire could not know when it is
+//! over) but cancels the request's handler (`Watched`), whose answer, which always comes, is not
+//! written. Before the handshake only `initialize` and `ping` are passed on. At most
+//! `MAX_UNANSWERED` requests are in flight: past that the client is not read from.
+//!
+//! Owns: the line reading (bounded), the handshake state, the requests in flight, and stdout.
 
+use rmcp::model::{
+    CancelledNotificationMethod, ClientJsonRpcMessage, ClientNotification, ClientRequest, ConstString, JsonRpcMessage,
+    JsonRpcNotification, ProtocolVersion, RequestId, ServerConfig, ServerResult,
+};
+use rmcp::service::{MaybeSendFuture, NotificationContext, RequestContext};
+use rmcp::{ErrorData, RoleServer, Service};
+use serde::Deserialize;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio_util::sync::CancellationToken;
 
 /// Requests passed on whose answers are not written yet: each may hold an answer of megabytes
 /// (a served file) in memory until the client reads it. The plugin runs one call at a time, so
@@ -29,6 +44,36 @@ pub const MAX_UNANSWERED: usize = 16;
 /// What of an over-long line is kept to find its id in.
 const PREFIX: usize = 64 << 10;
 
+/// The methods rmcp reads into a type of their own. One whose params do not fit that type
+/// reaches rmcp as a custom request, answered "method not found"; an `initialize` so read is not
+/// the handshake, and rmcp took the good one after it for a second request out of turn.
+const TYPED: &[&str] = {
+    use rmcp::model::*;
+    &[
+        PingRequestMethod::VALUE,
+        InitializeResultMethod::VALUE,
+        DiscoverRequestMethod::VALUE,
+        CompleteRequestMethod::VALUE,
+        SetLevelRequestMethod::VALUE,
+        GetPromptRequestMethod::VALUE,
+        ListPromptsRequestMethod::VALUE,
+        ListResourcesRequestMethod::VALUE,
+        ListResourceTemplatesRequestMethod::VALUE,
+        ReadResourceRequestMethod::VALUE,
+        SubscriptionsListenRequestMethod::VALUE,
+        SubscribeRequestMethod::VALUE,
+        UnsubscribeRequestMethod::VALUE,
+        CallToolRequestMethod::VALUE,
+        ListToolsRequestMethod::VALUE,
+        GetTaskMethod::VALUE,
+        UpdateTaskMethod::VALUE,
+        CancelTaskMethod::VALUE,
+        ListSkillsRequestMethod::VALUE,
+        GetSkillRequestMethod::VALUE,
+        ReadResourceDirectoryRequestMethod::VALUE,
+    ]
+};
+
 /// The server's side of the wire: what rmcp reads from and writes to.
 pub type Transport = rmcp::transport::async_rw::AsyncRwTransport<
     rmcp::RoleServer,
@@ -36,27 +81,58 @@ pub type Transport = rmcp::transport::async_rw::AsyncRwTransport<
     tokio::io::WriteHalf<tokio::io::DuplexStream>,
 >;
 
-/// Where the handshake stands: rmcp takes `initialize`, then `notifications/initialized`, and
-/// ends the session on anything else first.
-#[derive(Clone, Copy, PartialEq, Eq)]
+/// Whether a well-formed `initialize` was passed on: before it, rmcp ends the session on any
+/// notification or response, and the wire answers requests other than `ping` itself.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Handshake {
     Before,
-    Initializing,
     Done,
+}
+
+/// A request passed on to rmcp whose answer is not written yet.
+struct Pending {
+    /// Its place among the unanswered, given back when this is dropped.
+    _place: OwnedSemaphorePermit,
+    /// The client cancelled it: its answer is not written.
+    cancelled: bool,
+    /// `initialize` may not be cancelled (MCP's lifecycle).
+    cancellable: bool,
+    /// The token its handler watches (rmcp's for the request), once the handler runs.
+    token: Option<CancellationToken>,
 }
 
 struct Shared {
     handshake: Handshake,
-    /// Per request id in flight (its JSON text), its place among the unanswered.
-    in_flight: HashMap<String, OwnedSemaphorePermit>,
+    in_flight: HashMap<RequestId, Pending>,
+}
+
+type State = Arc<Mutex<Shared>>;
+
+fn lock(state: &State) -> std::sync::MutexGuard<'_, Shared> {
+    state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 type Out<W> = Arc<tokio::sync::Mutex<W>>;
 
+/// The wire, wired: the transport for rmcp, the task that writes rmcp's answers out (await it
+/// after the session ends, so that the last answers are written), and what lets the client's
+/// cancellations reach the handlers (serve the service `watched`).
+pub struct Wired {
+    pub transport: Transport,
+    pub written: tokio::task::JoinHandle<()>,
+    state: State,
+}
+
+impl Wired {
+    /// `service`, its handlers cancelled by the client's `notifications/cancelled`.
+    pub fn watched<S>(&self, service: S) -> Watched<S> {
+        Watched { inner: service, state: self.state.clone() }
+    }
+}
+
 /// Wires `input` and `output` (the process's stdin and stdout) to a transport for rmcp, with
-/// lines bounded at `max_line` bytes. Returns the transport and the task that writes rmcp's
-/// answers out (await it after the session ends, so that the last answers are written).
-pub fn wire<R, W>(input: R, output: W, max_line: usize) -> (Transport, tokio::task::JoinHandle<()>)
+/// lines bounded at `max_line` bytes.
+pub fn wire<R, W>(input: R, output: W, max_line: usize) -> Wired
 where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
@@ -64,14 +140,54 @@ where
     let (rmcp_side, our_side) = tokio::io::duplex(1 << 16);
     let (rmcp_read, rmcp_write) = tokio::io::split(rmcp_side);
     let (from_rmcp, to_rmcp) = tokio::io::split(our_side);
-    let shared = Arc::new(Mutex::new(Shared { handshake: Handshake::Before, in_flight: HashMap::new() }));
+    let state: State = Arc::new(Mutex::new(Shared { handshake: Handshake::Before, in_flight: HashMap::new() }));
     let out: Out<W> = Arc::new(tokio::sync::Mutex::new(output));
     let unanswered = Arc::new(Semaphore::new(MAX_UNANSWERED));
-    tokio::spawn(read_client(input, to_rmcp, max_line, shared.clone(), out.clone(), unanswered));
-    let pump = tokio::spawn(write_answers(from_rmcp, shared, out));
+    tokio::spawn(read_client(input, to_rmcp, max_line, state.clone(), out.clone(), unanswered));
+    let written = tokio::spawn(write_answers(from_rmcp, state.clone(), out));
     let transport = rmcp::transport::async_rw::AsyncRwTransport::new_server(rmcp_read, rmcp_write)
         .with_max_line_length(max_line.saturating_add(1));
-    (transport, pump)
+    Wired { transport, written, state }
+}
+
+/// A service whose request handlers are cancelled when the client cancels their request: each
+/// handler's token (rmcp's `context.ct`) is handed to the wire, since rmcp never sees the
+/// cancellation.
+pub struct Watched<S> {
+    inner: S,
+    state: State,
+}
+
+impl<S: Service<RoleServer>> Service<RoleServer> for Watched<S> {
+    fn handle_request(
+        &self,
+        request: ClientRequest,
+        context: RequestContext<RoleServer>,
+    ) -> impl Future<Output = Result<ServerResult, ErrorData>> + MaybeSendFuture + '_ {
+        if let Some(pending) = lock(&self.state).in_flight.get_mut(&context.id) {
+            if pending.cancelled {
+                context.ct.cancel();
+            }
+            pending.token = Some(context.ct.clone());
+        }
+        self.inner.handle_request(request, context)
+    }
+
+    fn handle_notification(
+        &self,
+        notification: ClientNotification,
+        context: NotificationContext<RoleServer>,
+    ) -> impl Future<Output = Result<(), ErrorData>> + MaybeSendFuture + '_ {
+        self.inner.handle_notification(notification, context)
+    }
+
+    fn get_info(&self) -> ServerConfig {
+        self.inner.get_info()
+    }
+
+    fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
+        self.inner.supported_protocol_versions()
+    }
 }
 
 /// A line of the client's, or what is left of one past the bound.
@@ -111,12 +227,137 @@ async fn next_line<R: AsyncRead + Unpin>(input: &mut BufReader<R>, max: usize) -
     }
 }
 
+/// What the wire does with one message of the client's.
+#[derive(Debug, PartialEq)]
+enum Check {
+    /// Answers it with this line (an error, or a batch's array of errors).
+    Answer(Value),
+    /// Nothing: a notification or response rmcp cannot take (or must not, before the handshake).
+    Drop,
+    /// Passes it on: a notification or response.
+    Pass,
+    /// Passes on a request, which rmcp answers with `id`.
+    Request { id: RequestId, echo: Value, opens: bool, cancellable: bool },
+    /// The client cancels request `id`.
+    Cancel(RequestId),
+}
+
+/// A JSON-RPC error line for request `id` (null when it could not be read).
+fn error(id: Value, code: i64, message: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+}
+
+/// The id of an answer to a message whose `id` member is `id`: as sent when it is a string or
+/// a number, else null (JSON-RPC 2.0).
+fn echo(id: Option<&Value>) -> Value {
+    id.filter(|id| id.is_string() || id.is_number()).cloned().unwrap_or(Value::Null)
+}
+
+const BATCH: &str =
+    "batches are not served (MCP 2025-06-18 removed JSON-RPC batching): send each message on a line of its own";
+
+/// A batch refused: an error for each request in it (and each element that is no message), in
+/// one array as JSON-RPC answers a batch; notifications and responses in it are not answered.
+fn refuse_batch(items: &[Value]) -> Check {
+    if items.is_empty() {
+        return Check::Answer(error(Value::Null, -32600, "an empty batch holds no request"));
+    }
+    let answers: Vec<Value> = items
+        .iter()
+        .filter_map(|item| {
+            let Some(fields) = item.as_object() else { return Some(error(Value::Null, -32600, BATCH)) };
+            let method = fields.contains_key("method");
+            let response = fields.contains_key("result") || fields.contains_key("error");
+            let notification = method && !fields.contains_key("id");
+            (!notification && (method || !response)).then(|| error(echo(fields.get("id")), -32600, BATCH))
+        })
+        .collect();
+    if answers.is_empty() { Check::Drop } else { Check::Answer(Value::Array(answers)) }
+}
+
+/// What `message` is to rmcp, and so what the wire does with it.
+fn check(message: &Value, handshake: Handshake) -> Check {
+    let fields = match message {
+        Value::Object(fields) => fields,
+        Value::Array(items) => return refuse_batch(items),
+        _ => return Check::Answer(error(Value::Null, -32600, "a JSON-RPC message is an object")),
+    };
+    let has = |key: &str| fields.contains_key(key);
+    let id = fields.get("id");
+    let parsed = || ClientJsonRpcMessage::deserialize(message);
+    if !has("method") {
+        if has("result") || has("error") {
+            // A response: never answered; passed on when rmcp can read it (and it ends no session).
+            let pass = handshake == Handshake::Done && parsed().is_ok();
+            return if pass { Check::Pass } else { Check::Drop };
+        }
+        return Check::Answer(error(echo(id), -32600, "a request has a `method`"));
+    }
+    let envelope = if fields.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        Some("`jsonrpc` must be \"2.0\"")
+    } else if !fields["method"].is_string() {
+        Some("`method` must be a string")
+    } else if has("result") || has("error") {
+        Some("a request holds no `result` or `error`")
+    } else if fields.get("params").is_some_and(|p| !(p.is_object() || p.is_array() || p.is_null())) {
+        Some("`params` must be an object")
+    } else {
+        None
+    };
+    let Some(id) = id else {
+        // A notification: never answered, unless it is no JSON-RPC message at all.
+        if let Some(why) = envelope {
+            return Check::Answer(error(Value::Null, -32600, why));
+        }
+        return match parsed() {
+            Ok(_) if handshake == Handshake::Before => Check::Drop,
+            Ok(JsonRpcMessage::Notification(JsonRpcNotification {
+                notification: ClientNotification::CancelledNotification(cancelled),
+                ..
+            })) => cancelled.params.request_id.map_or(Check::Drop, Check::Cancel),
+            // rmcp is never told of a cancellation, not even one it reads as a custom notification.
+            _ if fields["method"] == CancelledNotificationMethod::VALUE => Check::Drop,
+            Ok(_) => Check::Pass,
+            Err(_) => Check::Drop,
+        };
+    };
+    if !(id.is_string() || id.is_number()) {
+        return Check::Answer(error(Value::Null, -32600, "a request's id is a string or a number"));
+    }
+    let Ok(key) = RequestId::deserialize(id) else {
+        let why = "the id is a string, or an integer of at most 2^63 - 1 (2^53 when written as a float)";
+        return Check::Answer(error(id.clone(), -32600, why));
+    };
+    if let Some(why) = envelope {
+        return Check::Answer(error(id.clone(), -32600, why));
+    }
+    if fields.get("params").is_some_and(Value::is_array) {
+        return Check::Answer(error(id.clone(), -32602, "`params` must be an object: MCP has no positional params"));
+    }
+    let request = match parsed() {
+        Ok(JsonRpcMessage::Request(request)) => request.request,
+        _ => return Check::Answer(error(id.clone(), -32602, "the params are not what the method takes")),
+    };
+    if let ClientRequest::CustomRequest(custom) = &request
+        && TYPED.contains(&custom.method.as_str())
+    {
+        let why = format!("the params are not what `{}` takes", custom.method);
+        return Check::Answer(error(id.clone(), -32602, &why));
+    }
+    let opens = matches!(request, ClientRequest::InitializeRequest(_));
+    if handshake == Handshake::Before && !opens && !matches!(request, ClientRequest::PingRequest(_)) {
+        let why = "the server is not initialized: send `initialize`, then `notifications/initialized`";
+        return Check::Answer(error(id.clone(), -32002, why));
+    }
+    Check::Request { id: key, echo: id.clone(), opens, cancellable: !opens }
+}
+
 /// Reads the client's lines and passes on what rmcp can take; answers the rest itself.
 async fn read_client<R, W>(
     input: R,
     mut to_rmcp: tokio::io::WriteHalf<tokio::io::DuplexStream>,
     max_line: usize,
-    shared: Arc<Mutex<Shared>>,
+    state: State,
     out: Out<W>,
     unanswered: Arc<Semaphore>,
 ) where
@@ -128,12 +369,14 @@ async fn read_client<R, W>(
         let bytes = match line {
             Line::TooLong(prefix) => {
                 let message = format!("the request is over the {} MiB a request line may hold", max_line >> 20);
-                answer_error(&out, id_in(&prefix), -32600, &message).await;
+                write_line(&out, &error(echo(id_in(&prefix).as_ref()), -32600, &message)).await;
                 continue;
             }
             Line::Whole(bytes) => bytes,
         };
         let bytes = bytes.strip_suffix(b"\r").unwrap_or(&bytes);
+        // A byte order mark is read past, as rmcp does (RFC 8259 lets a parser ignore it).
+        let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
         if bytes.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
@@ -141,53 +384,53 @@ async fn read_client<R, W>(
             Ok(Ok(value)) => value,
             Ok(Err(_)) => {
                 let why = "the request is not JSON (or nests deeper than 128 levels)";
-                answer_error(&out, id_in(bytes), -32700, why).await;
+                write_line(&out, &error(echo(id_in(bytes).as_ref()), -32700, why)).await;
                 continue;
             }
             Err(_) => {
-                answer_error(&out, id_in(bytes), -32700, "the request is not UTF-8").await;
+                write_line(&out, &error(echo(id_in(bytes).as_ref()), -32700, "the request is not UTF-8")).await;
                 continue;
             }
         };
-        let method = message.get("method").and_then(Value::as_str);
-        let id = message.get("id").filter(|id| !id.is_null());
-        let handshake = shared.lock().map(|s| s.handshake).unwrap_or(Handshake::Done);
-        let next = match (handshake, method, id) {
-            (Handshake::Before, Some("initialize"), Some(_)) => Handshake::Initializing,
-            (Handshake::Initializing, Some("notifications/initialized"), None) => Handshake::Done,
-            (Handshake::Done, _, _) => Handshake::Done,
-            // rmcp ends the session on anything else before the handshake is done.
-            (_, Some(_), Some(id)) => {
-                let why = "the server is not initialized: send `initialize`, then `notifications/initialized`";
-                answer_error(&out, Some(id.clone()), -32002, why).await;
+        let handshake = lock(&state).handshake;
+        match check(&message, handshake) {
+            Check::Answer(answer) => {
+                write_line(&out, &answer).await;
                 continue;
             }
-            _ => continue,
-        };
-        if let (Some(_), Some(id)) = (method, id) {
-            let key = id.to_string();
-            if shared.lock().is_ok_and(|s| s.in_flight.contains_key(&key)) {
-                let why = "a request with this id is still in flight: give each request an id of its own";
-                answer_error(&out, Some(id.clone()), -32600, why).await;
+            Check::Drop => continue,
+            Check::Pass => {}
+            Check::Cancel(id) => {
+                // Not passed on: the request stays in flight until its answer comes (soon: its
+                // handler is cancelled), and that answer is not written.
+                if let Some(pending) = lock(&state).in_flight.get_mut(&id).filter(|p| p.cancellable) {
+                    pending.cancelled = true;
+                    if let Some(token) = &pending.token {
+                        token.cancel();
+                    }
+                }
                 continue;
             }
-            // Backpressure: a client that does not read its answers is not read from either.
-            let Ok(permit) = unanswered.clone().acquire_owned().await else { return };
-            if let Ok(mut s) = shared.lock() {
-                s.in_flight.insert(key, permit);
+            Check::Request { id, echo, opens, cancellable } => {
+                if lock(&state).in_flight.contains_key(&id) {
+                    let why = "a request with this id is still in flight: give each request an id of its own";
+                    write_line(&out, &error(echo, -32600, why)).await;
+                    continue;
+                }
+                // Backpressure: a client that does not read its answers is not read from either.
+                let Ok(place) = unanswered.clone().acquire_owned().await else { return };
+                let mut state = lock(&state);
+                state.in_flight.insert(id, Pending { _place: place, cancelled: false, cancellable, token: None });
+                if opens {
+                    state.handshake = Handshake::Done;
+                }
             }
         }
-        if method == Some("notifications/cancelled")
-            && let Some(request) = message.pointer("/params/requestId")
-            && let Ok(mut s) = shared.lock()
-        {
-            // A cancelled request may never be answered: its place is given back now.
-            s.in_flight.remove(&request.to_string());
-        }
-        if let Ok(mut s) = shared.lock() {
-            s.handshake = next;
-        }
-        if to_rmcp.write_all(bytes).await.is_err() || to_rmcp.write_all(b"\n").await.is_err() {
+        // rmcp reads the message as the wire read it (a key given twice, for one, counts once).
+        let Ok(mut text) = serde_json::to_vec(&message) else { continue };
+        drop(message);
+        text.push(b'\n');
+        if to_rmcp.write_all(&text).await.is_err() {
             return;
         }
     }
@@ -195,15 +438,16 @@ async fn read_client<R, W>(
     let _ = to_rmcp.shutdown().await;
 }
 
-/// Writes rmcp's lines to stdout; an answer written gives its request's place back.
+/// Writes rmcp's lines to stdout. An answer gives its request's place and id back once written,
+/// or once it came for a request the client cancelled (that answer is not written).
 async fn write_answers<W: AsyncWrite + Unpin>(
     from_rmcp: tokio::io::ReadHalf<tokio::io::DuplexStream>,
-    shared: Arc<Mutex<Shared>>,
+    state: State,
     out: Out<W>,
 ) {
     #[derive(serde::Deserialize)]
     struct Answer {
-        id: Option<Value>,
+        id: Option<RequestId>,
         method: Option<serde::de::IgnoredAny>,
     }
     let mut lines = BufReader::with_capacity(1 << 16, from_rmcp);
@@ -214,23 +458,25 @@ async fn write_answers<W: AsyncWrite + Unpin>(
             Ok(0) | Err(_) => return,
             Ok(_) => {}
         }
-        {
+        let answers = match serde_json::from_slice::<Answer>(&line) {
+            Ok(Answer { id: Some(id), method: None }) => Some(id),
+            _ => None,
+        };
+        let cancelled = answers.as_ref().is_some_and(|id| lock(&state).in_flight.get(id).is_some_and(|p| p.cancelled));
+        if !cancelled {
             let mut out = out.lock().await;
             if out.write_all(&line).await.is_err() || out.flush().await.is_err() {
                 return;
             }
         }
-        if let Ok(Answer { id: Some(id), method: None }) = serde_json::from_slice::<Answer>(&line)
-            && let Ok(mut s) = shared.lock()
-        {
-            s.in_flight.remove(&id.to_string());
+        if let Some(id) = answers {
+            lock(&state).in_flight.remove(&id);
         }
     }
 }
 
-/// One JSON-RPC error line to the client, for request `id` (null when it could not be read).
-async fn answer_error<W: AsyncWrite + Unpin>(out: &Out<W>, id: Option<Value>, code: i64, message: &str) {
-    let line = json!({"jsonrpc": "2.0", "id": id.unwrap_or(Value::Null), "error": {"code": code, "message": message}});
+/// One line of the wire's own to the client.
+async fn write_line<W: AsyncWrite + Unpin>(out: &Out<W>, line: &Value) {
     let mut out = out.lock().await;
     let _ = out.write_all(format!("{line}\n").as_bytes()).await;
     let _ = out.flush().await;
@@ -299,5 +545,113 @@ mod tests {
         assert_eq!(id_in(b"{\"id\": -3, \xff}"), Some(json!(-3)));
         assert_eq!(id_in(br#"{"id":null}"#), None);
         assert_eq!(id_in(b"not json at all"), None);
+    }
+
+    fn checked(line: &str, handshake: Handshake) -> Check {
+        check(&serde_json::from_str(line).unwrap(), handshake)
+    }
+
+    fn refused(line: &str) -> (Value, i64) {
+        match checked(line, Handshake::Done) {
+            Check::Answer(answer) => (answer["id"].clone(), answer["error"]["code"].as_i64().unwrap()),
+            other => panic!("{line}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn what_rmcp_would_refuse_is_answered_here_with_the_id() {
+        for (line, code) in [
+            (r#"{"jsonrpc":"1.0","id":3,"method":"ping"}"#, -32600),
+            (r#"{"id":3,"method":"ping"}"#, -32600),
+            (r#"{"jsonrpc":"2.0","id":3,"method":7}"#, -32600),
+            (r#"{"jsonrpc":"2.0","id":3}"#, -32600),
+            (r#"{"jsonrpc":"2.0","id":3,"method":"ping","error":{}}"#, -32600),
+            (r#"{"jsonrpc":"2.0","id":3,"method":"tools/list","params":"x"}"#, -32600),
+            (r#"{"jsonrpc":"2.0","id":3,"method":"tools/list","params":[]}"#, -32602),
+            (r#"{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"_meta":5}}"#, -32602),
+            (r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"arguments":{}}}"#, -32602),
+            (r#"{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"capabilities":{}}}"#, -32602),
+        ] {
+            assert_eq!(refused(line), (json!(3), code), "{line}");
+        }
+        for line in [
+            r#"{"jsonrpc":"2.0","id":{},"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":false,"method":"ping","params":"x"}"#,
+            r#"{"jsonrpc":"2.0","method":1,"params":"bar"}"#,
+            r#"{"foo":"boo"}"#,
+            r#"7"#,
+        ] {
+            assert_eq!(refused(line), (Value::Null, -32600), "{line}");
+        }
+        assert_eq!(refused(r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#), (json!(1.5), -32600));
+        assert_eq!(refused(r#"{"jsonrpc":"2.0","id":9223372036854775808,"method":"ping"}"#).1, -32600);
+        assert_eq!(refused(r#"{"jsonrpc":"2.0","id":9007199254740992.0,"method":"ping"}"#).1, -32600);
+    }
+
+    #[test]
+    fn ids_are_compared_as_rmcp_compares_them() {
+        let key =
+            |id: &str| match checked(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#), Handshake::Done) {
+                Check::Request { id, .. } => id,
+                other => panic!("{id}: {other:?}"),
+            };
+        assert_eq!(key("7"), key("7.0"));
+        assert_eq!(key("7"), key("7e0"));
+        assert_eq!(key("0"), key("-0"));
+        assert_eq!(key("-5"), key("-5.0"));
+        assert_ne!(key("9"), key(r#""9""#));
+        assert_ne!(key(r#""a""#), key(r#""a ""#));
+        assert_eq!(key("9223372036854775807"), RequestId::Number(i64::MAX));
+    }
+
+    #[test]
+    fn before_the_handshake_only_initialize_and_ping_pass() {
+        let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",
+            "capabilities":{},"clientInfo":{"name":"c","version":"0"}}}"#;
+        assert!(matches!(checked(init, Handshake::Before), Check::Request { opens: true, cancellable: false, .. }));
+        let ping = r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#;
+        assert!(matches!(checked(ping, Handshake::Before), Check::Request { opens: false, .. }));
+        let list = r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#;
+        assert!(matches!(checked(list, Handshake::Before), Check::Answer(a) if a["error"]["code"] == -32002));
+        assert!(matches!(checked(list, Handshake::Done), Check::Request { opens: false, cancellable: true, .. }));
+        for other in [
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+        ] {
+            assert_eq!(checked(other, Handshake::Before), Check::Drop, "{other}");
+        }
+    }
+
+    #[test]
+    fn notifications_and_responses_are_never_answered() {
+        let cancel = r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"x"}}"#;
+        assert_eq!(checked(cancel, Handshake::Done), Check::Cancel(RequestId::String("x".into())));
+        for (line, expected) in [
+            (r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#, Check::Pass),
+            (r#"{"jsonrpc":"2.0","method":"notifications/anything","params":{"a":1}}"#, Check::Pass),
+            (r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":{}}}"#, Check::Drop),
+            (r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{}}"#, Check::Drop),
+            (r#"{"jsonrpc":"2.0","id":1,"result":{}}"#, Check::Pass),
+            (r#"{"jsonrpc":"2.0","error":{"code":1,"message":"m"}}"#, Check::Pass),
+            (r#"{"jsonrpc":"2.0","id":[],"result":{}}"#, Check::Drop),
+            (r#"{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"m"}}"#, Check::Drop),
+        ] {
+            assert_eq!(checked(line, Handshake::Done), expected, "{line}");
+        }
+    }
+
+    #[test]
+    fn a_batch_is_refused_request_by_request() {
+        let batch = r#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"},
+            {"jsonrpc":"2.0","id":2,"result":{}},{"jsonrpc":"2.0","id":{},"method":"ping"},3]"#;
+        let Check::Answer(Value::Array(answers)) = checked(batch, Handshake::Before) else { panic!() };
+        let ids: Vec<&Value> = answers.iter().map(|a| &a["id"]).collect();
+        assert_eq!(ids, [&json!(1), &Value::Null, &Value::Null]);
+        assert!(answers.iter().all(|a| a["error"]["code"] == -32600));
+        let notes = r#"[{"jsonrpc":"2.0","method":"notifications/initialized"}]"#;
+        assert_eq!(checked(notes, Handshake::Done), Check::Drop);
+        assert!(matches!(checked("[]", Handshake::Done), Check::Answer(a) if a["id"].is_null()));
     }
 }
