@@ -128,11 +128,97 @@ fn special_files_and_os_errors_are_findings_with_their_paths() {
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("\"rule\":\"not-a-file\"") && out.contains("trap/SKILL.md"), "{out}");
     assert!(out.contains("\"rule\":\"hard-link\"") && out.contains("references/shared.md"), "{out}");
-    // An argument the OS refuses names its path.
+    // An argument the OS refuses is a finding naming its path, as is one that is no folder.
     let long = dir.path().join("x".repeat(300));
-    let (code, _, err) = check_stderr(&[&long]);
-    assert_eq!(code, 1);
-    assert!(err.contains(&"x".repeat(300)), "the error names the path: {err}");
+    let file = dir.path().join("good/SKILL.md");
+    let (code, out, err) = check_stderr(&[&long, &file]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(out.contains(&"x".repeat(300)) && out.contains("[path-too-long] a name of 300 bytes"), "the path: {out}");
+    assert!(out.contains("good/SKILL.md:0: error [not-a-folder]"), "{out}");
+}
+
+/// Nests folders of 200-byte names under `dir` until the path passes PATH_MAX (4096 bytes),
+/// by handle (a path-based mkdir stops at the limit); the deepest holds a file.
+fn nest_past_path_max(dir: &Path) -> usize {
+    use rustix::fs::{Mode, OFlags, mkdirat, openat};
+    let name = "d".repeat(200);
+    let mut folder = openat(rustix::fs::CWD, dir, OFlags::DIRECTORY | OFlags::RDONLY, Mode::empty()).unwrap();
+    let mut len = dir.as_os_str().len();
+    while len <= 4300 {
+        mkdirat(&folder, name.as_str(), Mode::from_raw_mode(0o755)).unwrap();
+        folder = openat(&folder, name.as_str(), OFlags::DIRECTORY | OFlags::RDONLY, Mode::empty()).unwrap();
+        len += name.len() + 1;
+    }
+    let file = openat(&folder, "notes.md", OFlags::CREATE | OFlags::WRONLY, Mode::from_raw_mode(0o644)).unwrap();
+    rustix::io::write(&file, b"deep notes\n").unwrap();
+    len
+}
+
+/// One path past PATH_MAX (a deeply nested folder in a skill), a folder that is missing and a
+/// name that is not UTF-8 are findings naming their paths; every other skill is still checked
+/// and its findings reported, with the usual exit status.
+#[test]
+fn unreadable_entries_are_findings_and_the_rest_is_still_checked() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("lib");
+    write_skill(&root, "aa-deep", "---\nname: aa-deep\ndescription: Use when nesting folders.\n---\nbody\n");
+    std::fs::create_dir_all(root.join("aa-deep/references")).unwrap();
+    assert!(nest_past_path_max(&root.join("aa-deep/references")) > 4096);
+    let odd = root.join("aa-deep/references").join(std::ffi::OsStr::from_bytes(b"odd-\xff.md"));
+    std::fs::write(&odd, "odd\n").unwrap();
+    write_skill(&root, "mismatch", "---\nname: other-name\ndescription: Use when testing.\n---\nbody\n");
+    write_skill(&root, "zz-risky", "---\nname: zz-risky\ndescription: Use when cleaning up.\n---\nrm -rf /\n");
+    let missing = dir.path().join("missing");
+
+    let (code, out, err) = check_stderr(&[&root, &missing]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(out.contains("3 skill(s) checked"), "{out}\n{err}");
+    assert!(out.contains("error [name-folder]") && out.contains("warning [rm-rf-root]"), "{out}");
+
+    let (code, out) = check(&[&root, &missing], true);
+    assert_eq!(code, 1, "{out}");
+    let findings: Vec<serde_json::Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let rule = |rule: &str| findings.iter().find(|f| f["rule"] == rule).unwrap_or_else(|| panic!("{rule}: {out}"));
+    let deep = rule("path-too-long");
+    let path = deep["path"].as_str().unwrap();
+    assert!(path.starts_with(root.join("aa-deep/references/ddd").to_str().unwrap()) && path.len() > 4096, "{deep}");
+    assert_eq!(deep["severity"], "error");
+    assert!(deep["message"].as_str().unwrap().contains("past what the OS opens by path (PATH_MAX)"), "{deep}");
+    assert!(rule("not-utf8-name")["path"].as_str().unwrap().ends_with("references/odd-\u{fffd}.md"), "{out}");
+    assert!(rule("unreadable")["path"].as_str().unwrap().ends_with("/missing"), "{out}");
+    rule("name-folder");
+    rule("rm-rf-root");
+}
+
+/// `sync` reports near-duplicates through `check::duplicates`: a path past PATH_MAX in one skill
+/// no longer makes it fail (sync then reported none at all); it is named, and the pair is found.
+#[test]
+fn duplicates_are_found_past_an_unreadable_entry_which_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("lib");
+    write_skill(
+        &root,
+        "aa-tls-cert-rotation",
+        "---\nname: aa-tls-cert-rotation\ndescription: Rotate expiring TLS certificates on the load balancer.\n---\nbody\n",
+    );
+    write_skill(
+        &root,
+        "zz-renew-load-balancer-certs",
+        "---\nname: zz-renew-load-balancer-certs\ndescription: Renewing the load balancer's TLS certs before they expire.\n---\nbody\n",
+    );
+    write_skill(&root, "mm-deep", "---\nname: mm-deep\ndescription: Use when nesting folders.\n---\nbody\n");
+    nest_past_path_max(&root.join("mm-deep"));
+    let bytes = std::fs::read(wasm()).unwrap();
+    let mut plugin =
+        self_evolve_host::Plugin::from_bytes(&bytes, self_evolve_host::HostConfig::default()).expect("the component");
+    let found = self_evolve_host::cli::check::duplicates(&mut plugin, std::slice::from_ref(&root))
+        .expect("no error for one path");
+    let twins = found.iter().filter(|f| f.rule == "near-duplicate").count();
+    assert_eq!(twins, 1, "{found:?}");
+    let deep = found.iter().find(|f| f.rule == "path-too-long").expect("the deep path is named");
+    assert!(deep.path.starts_with(root.join("mm-deep/ddd").to_str().unwrap()), "{deep:?}");
+    assert!(deep.message.starts_with("not compared for near-duplicates (path-too-long): "), "{deep:?}");
 }
 
 /// A file over the size limit is a finding and is still scanned, in chunks, with its own line numbers.

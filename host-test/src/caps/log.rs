@@ -56,7 +56,7 @@ impl LogSink {
 
     pub fn log(&self, level: Level, message: &str) {
         if self.stderr_level.is_some_and(|min| level >= min) {
-            eprintln!("self-evolve[{}]: {message}", level.as_str());
+            eprintln!("{}", stderr_line(level, message));
         }
         if let Some(capture) = &self.capture
             && let Ok(mut lines) = capture.lock()
@@ -66,9 +66,23 @@ impl LogSink {
     }
 }
 
+/// A message as stderr shows it: messages quote skill names, paths and what agents sent, so
+/// each is one line with its hidden characters shown, never obeyed by the terminal.
+fn stderr_line(level: Level, message: &str) -> String {
+    format!("self-evolve[{}]: {}", level.as_str(), crate::text::visible(message))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stderr_shows_hidden_characters_on_one_line() {
+        assert_eq!(
+            stderr_line(Level::Warn, "skill `a\x1b[31m\x07\r\u{9b}\u{202e}\u{2066}\u{200b}`\nforged"),
+            "self-evolve[warn]: skill `a\\u{1b}[31m\\u{7}\\u{d}\\u{9b}\\u{202e}\\u{2066}\\u{200b}`\\u{a}forged"
+        );
+    }
 
     #[test]
     fn capture_keeps_every_level_in_order() {

@@ -4,10 +4,12 @@
 //! Hostile folders are expected: links are never followed (each is a finding), only regular
 //! files are opened (checked on the open handle, non-blocking, so a FIFO never hangs), skills go
 //! to the component in bounded batches, and a file over the size limit is a finding that is
-//! still scanned for credentials, in bounded chunks. Every OS error names its path.
+//! still scanned for credentials, in bounded chunks. Whatever cannot be read (a path past the
+//! OS's limit, a folder it may not list, a name that is not UTF-8, an argument that is no folder)
+//! is a finding naming its path, and the check goes on: one bad entry never hides the rest.
 
 use crate::plugin::{FileInput, Finding, Plugin, Severity, SkillInput};
-use anyhow::{Context, Result, bail};
+use anyhow::Result;
 use std::collections::BTreeSet;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -26,13 +28,15 @@ const CHUNK_OVERLAP: usize = 8 << 10;
 /// The path of the carrier skill that brings chunks to the scanner; its own findings are dropped.
 const CARRIER: &str = "<chunk-carrier>/SKILL.md";
 
-/// Why a file was not read as a whole.
+/// Why a file or folder was not read as a whole.
 #[derive(Debug)]
 enum Refusal {
     Symlink,
     NotRegular,
     HardLinked(u64),
     TooLarge(u64),
+    /// A name the plugin skips (it never passes a mangled name on), so nothing checks it.
+    NotUtf8,
     Io(std::io::Error),
 }
 
@@ -96,6 +100,13 @@ impl Walk {
                     ),
                 )
             }
+            Refusal::NotUtf8 => (
+                "not-utf8-name",
+                "a name that is not UTF-8; the plugin skips it, so it was not checked: rename it".to_string(),
+            ),
+            Refusal::Io(err) if err.raw_os_error() == Some(rustix::io::Errno::NAMETOOLONG.raw_os_error()) => {
+                ("path-too-long", too_long(path, &err))
+            }
             Refusal::Io(err) => ("unreadable", format!("cannot read: {err}")),
         };
         // A large file is not wrong in itself; what the chunked scan finds in it may be.
@@ -104,46 +115,117 @@ impl Walk {
     }
 }
 
+/// Why the OS said a path is too long: one name past what a folder entry may hold, or the whole
+/// path past what it opens by path (PATH_MAX, a deeply nested folder).
+fn too_long(path: &Path, err: &std::io::Error) -> String {
+    /// The longest name a folder entry may have on Linux file systems (NAME_MAX).
+    const NAME_MAX: usize = 255;
+    let longest = path.components().map(|c| c.as_os_str().len()).max().unwrap_or(0);
+    if longest > NAME_MAX {
+        format!("a name of {longest} bytes, past the {NAME_MAX} a folder entry may have ({err}); not read")
+    } else {
+        format!(
+            "a path of {} bytes, past what the OS opens by path (PATH_MAX) ({err}); not read, and the plugin \
+             cannot reach it either: nest it less deeply or shorten its names",
+            path.as_os_str().len()
+        )
+    }
+}
+
 /// The entries of a folder, sorted, each with its type as the folder says (links not followed).
-fn entries(dir: &Path) -> Result<Vec<(PathBuf, std::fs::FileType)>> {
+/// A folder that cannot be listed, or an entry whose type cannot be read, is a finding; the
+/// entries that can be read are still returned.
+fn entries(dir: &Path, walk: &mut Walk) -> Vec<(PathBuf, std::fs::FileType)> {
     let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
-        let entry = entry.with_context(|| format!("reading {}", dir.display()))?;
-        let ty = entry.file_type().with_context(|| format!("reading {}", entry.path().display()))?;
-        out.push((entry.path(), ty));
+    let list = match std::fs::read_dir(dir) {
+        Ok(list) => list,
+        Err(err) => {
+            walk.refused(dir, Refusal::Io(err));
+            return out;
+        }
+    };
+    for entry in list {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(err) => {
+                // The listing itself failed part-way (an I/O error): what it gave is kept.
+                walk.refused(dir, Refusal::Io(err));
+                break;
+            }
+        };
+        let path = entry.path();
+        if entry.file_name().to_str().is_none() {
+            walk.refused(&path, Refusal::NotUtf8);
+            continue;
+        }
+        match entry.file_type() {
+            Ok(ty) => out.push((path, ty)),
+            Err(err) => walk.refused(&path, Refusal::Io(err)),
+        }
     }
     out.sort_by(|a, b| a.0.cmp(&b.0));
-    Ok(out)
+    out
+}
+
+/// Whether `dir` holds a SKILL.md (of any type: a linked or special one is a finding later).
+/// `None` when the OS cannot say (that is a finding).
+fn holds_skill_md(dir: &Path, walk: &mut Walk) -> Option<bool> {
+    let skill_md = dir.join("SKILL.md");
+    match std::fs::symlink_metadata(&skill_md) {
+        Ok(_) => Some(true),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Some(false),
+        Err(err) => {
+            walk.refused(&skill_md, Refusal::Io(err));
+            None
+        }
+    }
 }
 
 /// One skill folder (holding SKILL.md) or a folder of skills (packages and flat `.md` files),
-/// handed to `each` one skill at a time.
+/// handed to `each` one skill at a time. Only `each` fails the walk (the component's errors);
+/// what cannot be read, `dir` itself included, is a finding.
 fn collect(dir: &Path, walk: &mut Walk, each: &mut dyn FnMut(SkillInput) -> Result<()>) -> Result<()> {
-    let meta = std::fs::symlink_metadata(dir).with_context(|| format!("reading {}", dir.display()))?;
-    if meta.file_type().is_symlink() {
-        bail!("{} is a symlink: pass the folder it points to, if you trust it", dir.display());
-    }
-    if !meta.is_dir() {
-        bail!("{} is not a folder: pass a skill folder (with SKILL.md) or a folder of skills", dir.display());
-    }
-    if std::fs::symlink_metadata(dir.join("SKILL.md")).is_ok() {
-        if let Some(skill) = package(dir, walk)? {
-            each(skill)?;
+    let meta = match std::fs::symlink_metadata(dir) {
+        Ok(meta) => meta,
+        Err(err) => {
+            walk.refused(dir, Refusal::Io(err));
+            return Ok(());
         }
+    };
+    if meta.file_type().is_symlink() {
+        let message = "a symlink, not followed: pass the folder it points to, if you trust it";
+        walk.notes.push(note(dir, "symlink", Severity::Error, message));
         return Ok(());
     }
-    for (path, ty) in entries(dir)? {
+    if !meta.is_dir() {
+        let message = "not a folder: pass a skill folder (with SKILL.md) or a folder of skills";
+        walk.notes.push(note(dir, "not-a-folder", Severity::Error, message));
+        return Ok(());
+    }
+    match holds_skill_md(dir, walk) {
+        Some(true) => {
+            if let Some(skill) = package(dir, walk) {
+                each(skill)?;
+            }
+            return Ok(());
+        }
+        Some(false) => {}
+        None => return Ok(()),
+    }
+    for (path, ty) in entries(dir, walk) {
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         if name.starts_with('.') {
             continue;
         }
         if ty.is_symlink() {
             walk.refused(&path, Refusal::Symlink);
-        } else if ty.is_dir() && std::fs::symlink_metadata(path.join("SKILL.md")).is_ok() {
-            if let Some(skill) = package(&path, walk)? {
+        } else if ty.is_dir() {
+            if holds_skill_md(&path, walk) == Some(true)
+                && let Some(skill) = package(&path, walk)
+            {
                 each(skill)?;
             }
-        } else if !ty.is_dir() && name.ends_with(".md") && !name.eq_ignore_ascii_case("README.md") {
+        } else if name.ends_with(".md") && !name.eq_ignore_ascii_case("README.md") {
             match read_regular(&path) {
                 Ok(bytes) => {
                     let folder = name.trim_end_matches(".md").to_string();
@@ -156,8 +238,9 @@ fn collect(dir: &Path, walk: &mut Walk, each: &mut dyn FnMut(SkillInput) -> Resu
     Ok(())
 }
 
-/// A skill package; `None` when its SKILL.md cannot be read whole (that is a finding).
-fn package(dir: &Path, walk: &mut Walk) -> Result<Option<SkillInput>> {
+/// A skill package; `None` when its SKILL.md cannot be read whole (that is a finding, as is
+/// every file or folder in it that cannot be read).
+fn package(dir: &Path, walk: &mut Walk) -> Option<SkillInput> {
     let folder = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let skill_md = dir.join("SKILL.md");
     let bytes = match read_regular(&skill_md) {
@@ -171,7 +254,7 @@ fn package(dir: &Path, walk: &mut Walk) -> Result<Option<SkillInput>> {
     let mut held = 0u64;
     let mut stack = vec![dir.to_path_buf()];
     'walk: while let Some(current) = stack.pop() {
-        for (path, ty) in entries(&current)? {
+        for (path, ty) in entries(&current, walk) {
             if ty.is_symlink() {
                 walk.refused(&path, Refusal::Symlink);
             } else if ty.is_dir() {
@@ -198,7 +281,7 @@ fn package(dir: &Path, walk: &mut Walk) -> Result<Option<SkillInput>> {
         }
     }
     resources.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(bytes.map(|bytes| SkillInput { folder, skill_md: FileInput { path: shown(&skill_md), bytes }, resources }))
+    bytes.map(|bytes| SkillInput { folder, skill_md: FileInput { path: shown(&skill_md), bytes }, resources })
 }
 
 fn shown(path: &Path) -> String {
@@ -222,10 +305,16 @@ fn size_of(skill: &SkillInput) -> usize {
 }
 
 /// Scans an oversized file for credentials in overlapping chunks, one chunk per call; line
-/// numbers are the file's own.
-fn scan_chunks(plugin: &mut Plugin, path: &Path) -> Result<Vec<Finding>> {
+/// numbers are the file's own. A file that cannot be opened or read (any more) is a finding.
+fn scan_chunks(plugin: &mut Plugin, path: &Path, walk: &mut Walk) -> Result<Vec<Finding>> {
     let shown_path = shown(path);
-    let (mut file, _) = open_regular(path).map_err(|r| anyhow::anyhow!("reading {}: {r:?}", path.display()))?;
+    let mut file = match open_regular(path) {
+        Ok((file, _)) => file,
+        Err(refusal) => {
+            walk.refused(path, refusal);
+            return Ok(Vec::new());
+        }
+    };
     let mut found = BTreeSet::new();
     let mut out = Vec::new();
     let mut carry: Vec<u8> = Vec::new();
@@ -233,10 +322,10 @@ fn scan_chunks(plugin: &mut Plugin, path: &Path) -> Result<Vec<Finding>> {
     loop {
         let mut chunk = std::mem::take(&mut carry);
         let start_len = chunk.len();
-        (&mut file)
-            .take((CHUNK_BYTES - start_len) as u64)
-            .read_to_end(&mut chunk)
-            .with_context(|| format!("reading {}", path.display()))?;
+        if let Err(err) = (&mut file).take((CHUNK_BYTES - start_len) as u64).read_to_end(&mut chunk) {
+            walk.refused(path, Refusal::Io(err));
+            break;
+        }
         if chunk.len() == start_len && start_len > 0 || chunk.is_empty() {
             break;
         }
@@ -300,12 +389,19 @@ fn batched(plugin: &mut Plugin, dirs: &[PathBuf], progress: &mut Progress) -> Re
     Ok((findings, checked, walk))
 }
 
-/// Near-duplicates among the skills under `dirs` (each pair once, on the later skill).
+/// Near-duplicates among the skills under `dirs` (each pair once, on the later skill), then
+/// what the walk could not read (a path past the OS's limit, a folder it may not list, a link…),
+/// each saying it was not compared: one such entry never hides the other skills' duplicates.
 pub fn duplicates(plugin: &mut Plugin, dirs: &[PathBuf]) -> Result<Vec<Finding>> {
     let mut quiet = Progress::new(usize::MAX);
     quiet.after = std::time::Duration::MAX;
-    batched(plugin, dirs, &mut quiet)?;
-    Ok(plugin.check_duplicates()?)
+    let (_, _, walk) = batched(plugin, dirs, &mut quiet)?;
+    let mut found = plugin.check_duplicates()?;
+    found.extend(walk.notes.into_iter().filter(|f| f.rule != "too-large").map(|mut f| {
+        f.message = format!("not compared for near-duplicates ({}): {}", f.rule, f.message);
+        f
+    }));
+    Ok(found)
 }
 
 /// Runs the check and prints it; returns whether any error was found.
@@ -315,27 +411,30 @@ pub fn run(plugin: &mut Plugin, dirs: &[PathBuf], json: bool) -> Result<bool> {
     progress.say("comparing names and descriptions for near-duplicates");
     findings.extend(plugin.check_duplicates()?);
     for path in std::mem::take(&mut walk.oversized) {
-        findings.extend(scan_chunks(plugin, &path)?);
+        findings.extend(scan_chunks(plugin, &path, &mut walk)?);
     }
     findings.extend(walk.notes);
     progress.done();
     findings.sort_by(|a, b| (&a.path, a.line, &a.rule).cmp(&(&b.path, b.line, &b.rule)));
     let errors = findings.iter().filter(|f| f.severity == Severity::Error).count();
     let warnings = findings.iter().filter(|f| f.severity == Severity::Warning).count();
+    // Paths and messages quote folder and file names: shown, never obeyed, in JSON too (serde
+    // leaves C1 controls and bidi marks raw).
+    use crate::text::{visible, visible_json};
     for f in &findings {
         if json {
             let line = serde_json::json!({
                 "path": f.path, "line": f.line, "rule": f.rule, "severity": severity_name(f.severity), "message": f.message,
             });
-            crate::say!("{line}");
+            crate::say!("{}", visible_json(&line.to_string()));
         } else {
             crate::say!(
                 "{}:{}: {} [{}] {}",
-                crate::text::visible(&f.path),
+                visible(&f.path),
                 f.line,
                 severity_name(f.severity),
-                f.rule,
-                crate::text::visible(&f.message)
+                visible(&f.rule),
+                visible(&f.message)
             );
         }
     }

@@ -4,20 +4,23 @@
 
 use serde::Deserialize;
 use serde_json::{Value, json};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::io::BufRead;
 
+/// One log line. Texts are borrowed when they can be and owned when JSON escapes are in them
+/// (`"\u001b"` is valid JSON: a line holding one is read, not counted as malformed).
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Line<'a> {
     #[serde(borrow)]
-    decision: &'a str,
+    decision: Cow<'a, str>,
     #[serde(borrow)]
-    source: &'a str,
+    source: Cow<'a, str>,
     #[serde(borrow, default)]
-    reason: std::borrow::Cow<'a, str>,
+    reason: Cow<'a, str>,
     #[serde(borrow, default)]
-    choice: Option<&'a str>,
+    choice: Option<Cow<'a, str>>,
     #[serde(default)]
     confidence: Option<f64>,
     #[serde(default)]
@@ -74,12 +77,12 @@ pub fn summarize(reader: impl BufRead) -> std::io::Result<Stats> {
         if line.reason.starts_with("fallback:") {
             *stats.fallbacks.entry(fallback_kind(&line.reason)).or_default() += 1;
         }
-        if line.choice == Some("no")
+        if line.choice.as_deref() == Some("no")
             && let Some(c) = line.confidence
         {
             stats.no_confidence.push(c as f32);
         }
-        if matches!(line.source, "jev" | "openai")
+        if matches!(line.source.as_ref(), "jev" | "openai")
             && let Some(ms) = line.latency_ms
         {
             stats.latency.push(ms.max(0.0).min(f64::from(u32::MAX)) as u32);
@@ -152,18 +155,21 @@ impl Stats {
         }
         let share =
             |n: u64| if self.total == 0 { 0.0 } else { 100.0 * n as f64 / (self.total - self.malformed).max(1) as f64 };
+        // Decisions, sources and reasons are the log's words, and other processes write the log:
+        // shown, never obeyed.
+        use crate::text::visible;
         out.push_str("\ndecisions\n");
         for (k, n) in &self.decisions {
-            out.push_str(&format!("  {k:<10} {n:>9}  {:>5.1}%\n", share(*n)));
+            out.push_str(&format!("  {:<10} {n:>9}  {:>5.1}%\n", visible(k), share(*n)));
         }
         out.push_str("\nsources\n");
         for (k, n) in &self.sources {
-            out.push_str(&format!("  {k:<10} {n:>9}  {:>5.1}%\n", share(*n)));
+            out.push_str(&format!("  {:<10} {n:>9}  {:>5.1}%\n", visible(k), share(*n)));
         }
         if !self.fallbacks.is_empty() {
             out.push_str("\nfallback reasons\n");
             for (k, n) in &self.fallbacks {
-                out.push_str(&format!("  {n:>9}  {k}\n"));
+                out.push_str(&format!("  {n:>9}  {}\n", visible(k)));
             }
         }
         let show = |x: &Value| if x.is_null() { "-".to_string() } else { x.to_string() };
@@ -269,6 +275,15 @@ this line is not json
         let endless = std::io::BufReader::new(LOG.as_bytes().chain(std::io::repeat(b'x')));
         let Err(err) = summarize(endless) else { panic!("an endless line is refused") };
         assert!(err.to_string().starts_with("line 8: a line longer than"), "{err}");
+    }
+
+    #[test]
+    fn the_logs_words_are_shown_never_obeyed() {
+        let hostile = "x\u{1b}[31m\u{7}\r\u{9b}\u{202e}\u{2066}\u{200b}";
+        let line = json!({"decision": hostile, "source": hostile, "reason": format!("fallback: {hostile}")});
+        let text = summarize(line.to_string().as_bytes()).unwrap().to_text();
+        assert!(!text.chars().any(|c| (c.is_control() && c != '\n') || self_evolve_scan::hides_text(c)), "{text:?}");
+        assert!(text.contains("x\\u{1b}[31m\\u{7}\\u{d}\\u{9b}\\u{202e}\\u{2066}\\u{200b}"), "{text}");
     }
 
     #[test]

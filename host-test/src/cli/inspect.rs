@@ -15,13 +15,16 @@ pub(super) fn run(wasm: &crate::component::Source, init: bool, home: &Path) -> R
     crate::say!("component  {}", crate::text::visible(&wasm.describe()));
     crate::say!("size       {} bytes ({:.1} KiB)", bytes.len(), bytes.len() as f64 / 1024.0);
     crate::say!("cache      {cache:?}");
+    // Everything below comes from the component (any file --wasm names) or the plugin: shown
+    // through `visible`, never obeyed.
+    use crate::text::{visible, visible_lines};
     crate::say!("imports (the capabilities it asks for):");
     for (name, _) in ty.imports(engine) {
-        crate::say!("  {name}");
+        crate::say!("  {}", visible(name));
     }
     crate::say!("exports:");
     for (name, _) in ty.exports(engine) {
-        crate::say!("  {name}");
+        crate::say!("  {}", visible(name));
     }
     // Roots are resolved once, at start-up: the host confines every path to these real folders.
     let mut fs = crate::caps::fs::FsCap::new(super::home::fs_config(home), Default::default());
@@ -38,7 +41,7 @@ pub(super) fn run(wasm: &crate::component::Source, init: bool, home: &Path) -> R
         .map_or_else(|| "(none here)".to_string(), |p| crate::text::visible(&p.display().to_string()).into_owned());
     crate::say!("  {:<13} {shown} (from the current directory; checked to stay inside its project)", "project-skills");
     for warning in &fs.warnings {
-        crate::say!("  warning: {}", crate::text::visible(warning));
+        crate::say!("  warning: {}", visible(warning));
     }
     if init {
         let mut plugin = Plugin::from_bytes(&bytes, HostConfig::default())?;
@@ -46,20 +49,25 @@ pub(super) fn run(wasm: &crate::component::Source, init: bool, home: &Path) -> R
             ["tools", "commands", "system-prompt", "agents", "subagents"].iter().map(|s| s.to_string()).collect();
         match plugin.init("{}", &services)? {
             Ok(report) => {
-                crate::say!("init (default config, every service offered): version {}", report.version);
+                crate::say!("init (default config, every service offered): version {}", visible(&report.version));
                 for part in &report.parts {
                     let missing = if part.missing.is_empty() {
                         String::new()
                     } else {
                         format!(" (waits for {})", part.missing.join(", "))
                     };
-                    crate::say!("  {:<13} {:<8} {}{missing}", part.name, state_name(part.state), part.detail);
+                    crate::say!(
+                        "  {:<13} {:<8} {}",
+                        visible(&part.name),
+                        state_name(part.state),
+                        visible(&format!("{}{missing}", part.detail))
+                    );
                 }
                 for warning in &report.warnings {
-                    crate::say!("  warning: {warning}");
+                    crate::say!("  warning: {}", visible(warning));
                 }
                 for tool in plugin.tools_list()? {
-                    crate::say!("tool       {}: {}", tool.name, tool.description);
+                    crate::say!("tool       {}: {}", visible(&tool.name), visible_lines(&tool.description));
                 }
             }
             Err(err) => bail!("init failed: {}: {}", err.key, err.message),

@@ -22,21 +22,23 @@ struct Cli {
     /// dist/self-evolve.wasm in the current folder).
     #[arg(long, global = true, env = "SELF_EVOLVE_WASM")]
     wasm: Option<PathBuf>,
+    /// The home holding skills/, self-evolve/, config.json and host.json (default
+    /// $SELF_EVOLVE_HOME or ~/.dsh; for `replay`, a fresh temporary folder). Accepted before or
+    /// after the subcommand, and anywhere among `skills`' words.
+    #[arg(long, global = true)]
+    home: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
 
 #[derive(Subcommand)]
 enum Command {
-    /// Print the component's capability manifest (imports), exports and size.
+    /// Print the component's capability manifest (imports), exports and size, and the home's
+    /// roots resolved as the host confines to them.
     Inspect {
         /// Also initialise it with the default config and print the activation report.
         #[arg(long)]
         init: bool,
-        /// The home whose roots to show, resolved as the host confines to them
-        /// (default $SELF_EVOLVE_HOME or ~/.dsh).
-        #[arg(long)]
-        home: Option<PathBuf>,
     },
     /// Check skill folders with the plugin's parser, validator, scanner and dedupe.
     /// Exits 1 on errors (format violations, credentials); warnings and advice leave it 0.
@@ -51,9 +53,6 @@ enum Command {
     /// The /skills command against a home folder: list, show, pending, diff, approve, reject,
     /// review, approval, … (`self-evolve skills help` lists them).
     Skills {
-        /// The home holding skills/ and self-evolve/ (default $SELF_EVOLVE_HOME or ~/.dsh).
-        #[arg(long)]
-        home: Option<PathBuf>,
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
@@ -66,11 +65,9 @@ enum Command {
     },
     /// Drive a recorded session (JSONL, see DESIGN.md) through the plugin with a manual clock
     /// and a scripted reviewer; print a narrated timeline, or every decision as JSON (--json).
+    /// It replays into --home, by default a fresh temporary folder (printed at the end).
     Replay {
         file: PathBuf,
-        /// Home to replay into (default: a fresh temporary folder, printed at the end).
-        #[arg(long)]
-        home: Option<PathBuf>,
         #[arg(long)]
         json: bool,
         /// URL of the `gate` endpoint (for review.gate = jev).
@@ -95,10 +92,6 @@ enum Command {
     /// Serve the skill library as an MCP server over stdio: the `skill_manage` tool (every write
     /// guarded) and the skills through the MCP Skills Extension. Add it to an agent as a command.
     Mcp {
-        /// The home holding skills/, self-evolve/ and the operator's config.json
-        /// (default $SELF_EVOLVE_HOME or ~/.dsh).
-        #[arg(long)]
-        home: Option<PathBuf>,
         /// The project whose .dsh/skills is the project scope (default: the nearest folder
         /// holding .git or .dsh above the working directory).
         #[arg(long)]
@@ -115,10 +108,6 @@ enum Command {
     /// Handle one Claude Code hook event (JSON on stdin): a prompt, a tool result, a turn's end.
     /// Prints nothing unless `hook.systemMessage` is set in host.json; always exits 0.
     Hook {
-        /// The home holding skills/, self-evolve/, config.json and host.json
-        /// (default $SELF_EVOLVE_HOME or ~/.dsh).
-        #[arg(long)]
-        home: Option<PathBuf>,
         /// Codex's `notify` program: the payload is the last argument, not stdin
         /// (`notify = ["self-evolve", "hook", "--codex"]`).
         #[arg(long)]
@@ -130,8 +119,6 @@ enum Command {
     /// Handle events in the replay line format (one JSON object per line on stdin), on the system
     /// clock; prints each decision as a JSON line. For harnesses that are not Claude Code.
     Event {
-        #[arg(long)]
-        home: Option<PathBuf>,
         /// The session's working folder (its project); default the current folder.
         #[arg(long)]
         cwd: Option<PathBuf>,
@@ -143,8 +130,6 @@ enum Command {
         name: String,
         /// The arguments object, as JSON.
         args: String,
-        #[arg(long, env = "SELF_EVOLVE_HOME")]
-        home: Option<PathBuf>,
         #[arg(long, env = "SELF_EVOLVE_SESSION")]
         session: String,
         /// The calling agent (default `main`, or the reviewer's activation id).
@@ -160,15 +145,11 @@ enum Command {
     /// machine's version staged against it. Exit 1 when a credential stops the push.
     Sync {
         #[arg(long)]
-        home: Option<PathBuf>,
-        #[arg(long)]
         json: bool,
     },
     /// Runs one live reviewer to completion (started detached by the reviewer provider).
     #[command(hide = true)]
     ReviewerRun {
-        #[arg(long)]
-        home: PathBuf,
         #[arg(long)]
         id: String,
     },
@@ -187,7 +168,10 @@ fn absolute(home: PathBuf) -> PathBuf {
 
 /// Parses the command line and runs it; the binary is only this call.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match parse(std::env::args_os().collect()) {
+        Ok(cli) => cli,
+        Err(code) => return code,
+    };
     match run(cli) {
         Ok(code) => code,
         // A reader that closed the pipe early (`| head`) is not an error.
@@ -198,28 +182,77 @@ pub fn main() -> ExitCode {
         {
             ExitCode::SUCCESS
         }
+        // Errors quote paths and arguments: shown through `visible`, never obeyed.
         Err(err) => {
-            eprintln!("self-evolve: {err:#}");
+            eprintln!("self-evolve: {}", crate::text::visible_lines(&format!("{err:#}")));
             ExitCode::FAILURE
         }
     }
 }
 
+/// clap's parse. Its messages quote the command line (an unknown word, a bad value): when an
+/// argument holds a character `visible` would escape, the message is rendered without styles and
+/// printed through `visible`; otherwise clap prints it as it does (in colour on a terminal).
+fn parse(args: Vec<std::ffi::OsString>) -> std::result::Result<Cli, ExitCode> {
+    use clap::{CommandFactory, FromArgMatches};
+    let hostile = args.iter().any(|a| {
+        let a = a.to_string_lossy();
+        crate::text::visible(&a) != a
+    });
+    let mut command = Cli::command();
+    if hostile {
+        command = command.styles(clap::builder::Styles::plain());
+    }
+    let err = match command.try_get_matches_from(args).and_then(|m| Cli::from_arg_matches(&m)) {
+        Ok(cli) => return Ok(cli),
+        Err(err) if !hostile => err.exit(),
+        Err(err) => err,
+    };
+    let shown = crate::text::visible_lines(&err.render().ansi().to_string());
+    if err.use_stderr() {
+        eprint!("{shown}");
+    } else {
+        crate::say!("{}", shown.trim_end_matches('\n'));
+    }
+    Err(ExitCode::from(u8::try_from(err.exit_code()).unwrap_or(2)))
+}
+
+/// `skills`' words go to the plugin as they are, so clap cannot see a `--home X` (or
+/// `--home=X`) among them: taken out here, the last one winning, up to a `--`.
+fn take_home(args: &mut Vec<String>) -> Result<Option<PathBuf>> {
+    let mut home = None;
+    let mut i = 0;
+    while i < args.len() && args[i] != "--" {
+        if args[i] == "--home" {
+            anyhow::ensure!(i + 1 < args.len(), "--home needs a folder: `self-evolve skills list --home ~/.dsh`");
+            home = Some(PathBuf::from(args.remove(i + 1)));
+            args.remove(i);
+        } else if let Some(value) = args[i].strip_prefix("--home=") {
+            home = Some(PathBuf::from(value));
+            args.remove(i);
+        } else {
+            i += 1;
+        }
+    }
+    Ok(home)
+}
+
 fn run(cli: Cli) -> Result<ExitCode> {
     let wasm = crate::component::Source::choose(cli.wasm);
+    let home = cli.home;
     match cli.command {
-        Command::Inspect { init, home } => inspect::run(&wasm, init, &home.unwrap_or_else(home::default_home)),
-        Command::Mcp { home, project, session, as_reviewer } => {
+        Command::Inspect { init } => inspect::run(&wasm, init, &home.unwrap_or_else(home::default_home)),
+        Command::Mcp { project, session, as_reviewer } => {
             let home = home.unwrap_or_else(home::default_home);
             crate::mcp::run(crate::mcp::Options { home, project, session, as_reviewer, wasm })?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Hook { home, codex, payload } => {
+        Command::Hook { codex, payload } => {
             let payload = if codex { Some(payload.unwrap_or_default()) } else { None };
             crate::live::hook::main(&absolute(home.unwrap_or_else(home::default_home)), &wasm, payload);
             Ok(ExitCode::SUCCESS)
         }
-        Command::Event { home, cwd } => {
+        Command::Event { cwd } => {
             let home = absolute(home.unwrap_or_else(home::default_home));
             let cwd = match cwd {
                 Some(cwd) => cwd,
@@ -231,7 +264,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let ok = crate::live::event::run(&home, &wasm, &cwd.to_string_lossy(), stdin.lock(), &mut out)?;
             Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(2) })
         }
-        Command::Tool { name, args, home, session, agent, cwd } => {
+        Command::Tool { name, args, session, agent, cwd } => {
             let home = absolute(home.unwrap_or_else(home::default_home));
             let cwd = match cwd {
                 Some(cwd) => cwd,
@@ -239,7 +272,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             };
             tool::run(&home, &wasm, tool::Call { name, args, session, agent, cwd })
         }
-        Command::Sync { home, json } => {
+        Command::Sync { json } => {
             let home = absolute(home.unwrap_or_else(home::default_home));
             let host_file = crate::live::config::HostFile::load(&home)?;
             let git = host_file.git.with_context(|| {
@@ -250,7 +283,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             })?;
             let report = crate::team::sync::sync(&home, &git, &wasm)?;
             if json {
-                crate::say!("{}", serde_json::to_string(&report)?);
+                crate::say!("{}", crate::text::visible_json(&serde_json::to_string(&report)?));
             } else {
                 // File and skill names come from a repository teammates write: shown, not obeyed.
                 let shown = |text: &str| crate::text::visible(text).into_owned();
@@ -275,23 +308,24 @@ fn run(cli: Cli) -> Result<ExitCode> {
                             "conflict   {} (the remote version is on disk; yours is kept at {}: {})",
                             shown(&c.file),
                             shown(kept),
-                            c.why.as_deref().unwrap_or("")
+                            shown(c.why.as_deref().unwrap_or(""))
                         ),
                         // Kept before the replay, so this is only a version that was removed here.
                         (None, None) => crate::say!(
                             "conflict   {} (the remote version is on disk; yours removed it: {})",
                             shown(&c.file),
-                            c.why.as_deref().unwrap_or("")
+                            shown(c.why.as_deref().unwrap_or(""))
                         ),
                     }
                 }
                 for d in &report.duplicates {
-                    crate::say!("duplicate  {d}");
+                    crate::say!("duplicate  {}", shown(d));
                 }
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::ReviewerRun { home, id } => {
+        Command::ReviewerRun { id } => {
+            let home = home.context("reviewer-run needs --home")?;
             crate::live::supervise::run(&home, &id, &wasm)?;
             Ok(ExitCode::SUCCESS)
         }
@@ -303,7 +337,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let report = plugin.init("{}", &[])?.map_err(|e| anyhow::anyhow!("{}: {}", e.key, e.message))?;
             let value: serde_json::Value =
                 serde_json::from_str(&report.config_json).context("the plugin's config report")?;
-            crate::say!("{}", serde_json::to_string_pretty(&value)?);
+            crate::say!("{}", crate::text::visible_json(&serde_json::to_string_pretty(&value)?));
             Ok(ExitCode::SUCCESS)
         }
         Command::Check { dirs, json } => {
@@ -315,8 +349,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let failed = check::run(&mut plugin, &dirs, json)?;
             Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
         }
-        Command::Skills { home, args } => {
-            let home = home.unwrap_or_else(home::default_home);
+        Command::Skills { mut args } => {
+            let home = take_home(&mut args)?.or(home).unwrap_or_else(home::default_home);
             let config = HostConfig { fs: home::fs_config(&home), ..HostConfig::default() };
             let mut plugin = Plugin::from_bytes(&wasm.bytes()?, config)?;
             // The CLI runs no agents: `review now` says so instead of starting a child nobody runs.
@@ -325,16 +359,18 @@ fn run(cli: Cli) -> Result<ExitCode> {
             plugin.init(&config_json, &services)?.map_err(|e| anyhow::anyhow!("{}: {}", e.key, e.message))?;
             let ctx = crate::user_context("cli");
             // The plugin already shows hidden characters in text answers; the host does too, in
-            // case a plugin does not. A `--json` answer is for programs and stays exact.
+            // case a plugin does not. A `--json` answer is for programs: the same value, with
+            // what a terminal would obey written as JSON escapes.
+            let json = args.iter().any(|a| a == "--json");
             let shown = |text: String| {
-                if args.iter().any(|a| a == "--json") { text } else { crate::text::visible_lines(&text) }
+                if json { crate::text::visible_json(&text).into_owned() } else { crate::text::visible_lines(&text) }
             };
             let answer = plugin.command(&ctx, &args.join(" "))?;
             // A team library: an approval, revert or archive becomes a commit.
             if let Some(git) = crate::live::config::HostFile::load(&home).ok().and_then(|f| f.git)
                 && let Err(err) = crate::team::commit_landed(&home, &git)
             {
-                eprintln!("self-evolve: git commit: {err:#}");
+                eprintln!("self-evolve: git commit: {}", crate::text::visible_lines(&format!("{err:#}")));
             }
             match answer {
                 Ok(text) => {
@@ -354,13 +390,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
             );
             let stats = gate_stats::summarize(reader)?;
             if json {
-                crate::say!("{}", stats.to_json());
+                crate::say!("{}", crate::text::visible_json(&stats.to_json().to_string()));
             } else {
                 crate::say!("{}", stats.to_text().trim_end());
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Replay { file, home, json, gate, gate_key_env, gate_replies, start, restart_each_event } => {
+        Command::Replay { file, json, gate, gate_key_env, gate_replies, start, restart_each_event } => {
             use replay;
             let events = replay::read_events(&file)?;
             // Kept alive for the whole replay; stops when dropped.
@@ -419,7 +455,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     count("gate", ""),
                     count("tool", ""),
                     verdicts,
-                    home.display()
+                    crate::text::visible(&home.display().to_string())
                 );
             }
             Ok(ExitCode::SUCCESS)

@@ -423,9 +423,10 @@ pub fn replay(events: &[Event], options: &Options, out: &mut impl Write) -> Resu
             _ => {}
         }
         for line in decisions {
-            // --json prints each line exactly as the plugin (or lines.rs) wrote it.
+            // --json prints each line as the plugin (or lines.rs) wrote it, the same value to a
+            // parser; only the characters a terminal would obey are JSON escapes.
             if options.json {
-                writeln!(out, "{line}")?;
+                writeln!(out, "{}", crate::text::visible_json(&line))?;
             }
             let value: Value = serde_json::from_str(&line).unwrap_or(Value::String(line));
             narrator.decision(out, t, &value)?;

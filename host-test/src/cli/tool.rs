@@ -43,14 +43,16 @@ pub fn run(home: &Path, wasm: &Source, call: Call) -> Result<ExitCode> {
     let line =
         crate::lines::tool(&ctx.session, &ctx.agent, &call.name, answer.is_ok(), answer.as_ref().unwrap_or_else(|e| e));
     live.record("tool", &[line]);
-    match answer {
-        Ok(text) => {
-            crate::say!("{text}");
-            Ok(ExitCode::SUCCESS)
-        }
-        Err(text) => {
-            crate::say!("{text}");
-            Ok(ExitCode::FAILURE)
-        }
+    // The answer quotes what the call named and what the files hold: the same JSON value to the
+    // reviewer that parses it, nothing a terminal would obey (a text answer through `visible`).
+    let (ok, text) = match answer {
+        Ok(text) => (true, text),
+        Err(text) => (false, text),
+    };
+    if serde_json::from_str::<serde::de::IgnoredAny>(&text).is_ok() {
+        crate::say!("{}", crate::text::visible_json(&text));
+    } else {
+        crate::say!("{}", crate::text::visible_lines(&text));
     }
+    Ok(if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
