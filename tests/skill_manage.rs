@@ -142,6 +142,36 @@ fn a_change_asked_to_be_staged_is_staged_with_approval_off() {
     assert_eq!(direct["status"], "written", "without it the change lands: {direct}");
 }
 
+/// Governance has no side doors, through the real component: an archive asked to be staged
+/// (or made with approval on) waits for the operator with the skills folder untouched, and lands
+/// on approval; an agent's edit cannot pin its skill or relabel its library.
+#[test]
+fn an_archive_is_staged_like_any_change_and_owned_fields_stay_the_operators() {
+    let mut h = ready("{}");
+    create(&mut h, "docker-deploy", "Deploy the web app with docker compose. Use when deploying.", "Run compose.\n");
+    let file = h.user_skills().join("docker-deploy/SKILL.md");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let sneaky = text.replace("  authored-by:", "  pinned: \"true\"\n  library: someone-else\n  authored-by:");
+    h.skill("s1", json!({"action": "edit", "name": "docker-deploy", "content": sneaky})).unwrap();
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(!text.contains("pinned") && !text.contains("library:"), "{text}");
+    assert!(text.contains("version: \"2\""), "{text}");
+
+    let skills = snapshot(&h.user_skills());
+    let out = h.skill("s1", json!({"action": "archive", "name": "docker-deploy", "stage": true})).unwrap();
+    assert_eq!(out["status"], "staged", "{out}");
+    assert_eq!(snapshot(&h.user_skills()), skills, "nothing moved before approval");
+    let id = out["id"].as_str().unwrap();
+    let ctx = self_evolve_host::user_context("s1");
+    let diff = h.plugin.command(&ctx, &format!("diff {id}")).unwrap().unwrap();
+    assert!(diff.starts_with("# archive `docker-deploy` (user scope)") && diff.contains("+++ /dev/null"), "{diff}");
+    let approved = h.plugin.command(&ctx, &format!("approve {id} --json")).unwrap().unwrap();
+    let approved: Value = serde_json::from_str(&approved).unwrap();
+    assert!(!h.user_skills().join("docker-deploy").exists(), "{approved}");
+    let archived = h.state_dir().join(approved["archive"].as_str().unwrap());
+    assert!(archived.join("SKILL.md").is_file() && archived.join("archived.json").is_file());
+}
+
 /// Sets up a library with one owned skill (read by `main`) and one hand-written skill.
 fn library() -> TestHost {
     let mut h = ready("{}");
