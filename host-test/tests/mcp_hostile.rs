@@ -699,3 +699,61 @@ fn odd_ids_come_back_exactly_in_every_answer_and_never_reach_the_log() {
     assert!(results == 1 && refused == 1, "the reused id: {:?}", short(&lines));
     assert!(!stderr.contains('\u{1b}') && !stderr.contains(TOKEN) && stderr.len() < 4096, "{stderr:?}");
 }
+
+/// A cancellation naming its request as rmcp does but not as the wire did (`7.0` for `7`): rmcp
+/// cancelled the request and dropped its answer, the wire kept its place, so 16 of them stopped
+/// the server. Now the wire names requests as rmcp does.
+#[test]
+fn a_cancellation_finds_its_request_by_the_id_s_value() {
+    let (_tmp, home, project) = dirs();
+    let mut server = Server::start(&home, &project);
+    server.initialize();
+    for n in 0..24u64 {
+        let id = 100 + n;
+        server.send(json!({"jsonrpc":"2.0","id":id,"method":"resources/read","params":{"uri":"skill://index.json"}}));
+        let cancel =
+            format!(r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{id}.0}}}}"#);
+        server.send_raw(cancel.as_bytes());
+    }
+    server.send(json!({"jsonrpc":"2.0","id":999,"method":"ping"}));
+    let lines = server.until(Duration::from_secs(20), is_answer_to(json!(999)));
+    let stderr = server.finish();
+    assert!(lines.iter().any(is_answer_to(json!(999))), "ping 999 after 24 cancelled reads: {lines:?} {stderr}");
+}
+
+/// A key given twice (`id`, `jsonrpc`, `_meta` in params) and a byte order mark before the
+/// message: the wire read one message (the last of each key, the mark skipped) and rmcp another
+/// (a duplicate field: refused without an id, so the place was never given back; the mark: the
+/// wire answered -32700 what rmcp serves). Now rmcp is passed the message as the wire read it.
+#[test]
+fn a_message_is_passed_on_as_the_wire_read_it() {
+    let (_tmp, home, project) = dirs();
+    let mut server = Server::start(&home, &project);
+    server.initialize();
+    let shapes = [
+        (r#"{"jsonrpc":"2.0","id":1,"id":ID,"method":"ping"}"#, "ping"),
+        (r#"{"jsonrpc":"2.0","jsonrpc":"2.0","id":ID,"method":"ping"}"#, "ping"),
+        (r#"{"jsonrpc":"2.0","id":ID,"method":"tools/list","params":{"_meta":{},"_meta":{}}}"#, "tools"),
+        ("\u{feff}{\"jsonrpc\":\"2.0\",\"id\":ID,\"method\":\"tools/list\"}", "tools"),
+    ];
+    let mut sent = Vec::new();
+    for round in 0..6u64 {
+        for (i, (shape, what)) in shapes.iter().enumerate() {
+            let id = 100 + round * 10 + i as u64;
+            server.send_raw(shape.replace("ID", &id.to_string()).as_bytes());
+            sent.push((id, *what, *shape));
+        }
+    }
+    server.send(json!({"jsonrpc":"2.0","id":999,"method":"ping"}));
+    let lines = server.until(Duration::from_secs(20), is_answer_to(json!(999)));
+    let stderr = server.finish();
+    assert!(lines.iter().any(is_answer_to(json!(999))), "ping 999 was never answered: {stderr}");
+    for (id, what, shape) in sent {
+        let got: Vec<&Value> = lines.iter().filter(|l| answers(l, &json!(id))).collect();
+        let served = match what {
+            "ping" => got.len() == 1 && got[0]["result"].is_object(),
+            _ => got.len() == 1 && got[0]["result"]["tools"][0]["name"] == "skill_manage",
+        };
+        assert!(served, "{shape} as {id}: {got:?}");
+    }
+}

@@ -272,6 +272,28 @@ test('a 25 MiB tools/call is answered too-large and the server goes on', async (
   }
 });
 
+// Requests the client aborts (the SDK sends notifications/cancelled): each keeps its place among
+// the 16 the server lets wait only until its handler has ended, so 40 aborted reads in a row do
+// not stop the server, and the next call is answered.
+test('requests the client aborts hold no place for long: the session goes on', async () => {
+  const { home: homeDir, project } = home();
+  const client = await connect(homeDir, project);
+  try {
+    const settled = [];
+    for (let i = 0; i < 40; i++) {
+      const controller = new AbortController();
+      const pending = client.readResource({ uri: 'skill://index.json' }, { signal: controller.signal });
+      controller.abort('the test aborts it');
+      settled.push(pending.then(() => 'answered', () => 'aborted'));
+    }
+    assert.deepEqual([...new Set(await Promise.all(settled))], ['aborted']);
+    const listed = answer(await call(client, { action: 'list' }));
+    assert.ok(JSON.stringify(listed).includes('pdf-forms'), JSON.stringify(listed));
+  } finally {
+    await client.close();
+  }
+});
+
 // A live reviewer's server (`mcp --as-reviewer`, started by the `command` reviewer provider's
 // agent CLI): the session and identity come from SELF_EVOLVE_* variables, and its writes are the
 // reviewer's in the parent session, as the version history records them.
