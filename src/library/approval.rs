@@ -33,7 +33,10 @@ pub struct Manifest {
     pub agent: String,
     /// Path of the target inside its scope's root (an archive's: the skill's SKILL.md).
     pub path: String,
-    /// sha256 of the target when staged; `None` when it did not exist.
+    /// sha256 of the target when staged; `None` when it did not exist. An archive's target is
+    /// the whole skill: the digest of every file (`archive::digest`), which no single file's hash
+    /// equals, so a process from before staged archives refuses to approve one as drift (it would
+    /// have removed the SKILL.md alone) and to build a change on it.
     pub base_sha256: Option<String>,
     /// sha256 of the new bytes; `None` for a removal or an archive.
     pub new_sha256: Option<String>,
@@ -50,10 +53,6 @@ pub struct Manifest {
     /// Staged writes to the same file this one replaced (`coalesce`): their changes are in it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub supersedes: Vec<String>,
-    /// An archive's: the digest of every file of the skill when it was staged
-    /// (`archive::digest`); approval refuses as drift when any of them changed since.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub skill_sha256: Option<String>,
 }
 
 /// One finding a held write waits on (never the value: its rule, line and fingerprint).
@@ -138,11 +137,11 @@ fn not_found(id: &str) -> ToolError {
 /// Stages a change. Leaves nothing of its own behind when any write fails.
 pub fn stage(host: &impl Host, change: &Change) -> Result<Manifest, ToolError> {
     let diff = unified_diff(change.path, change.old, change.new);
-    stage_entry(host, change, &diff, None)
+    stage_entry(host, change, &diff, change.old.map(sha256_hex))
 }
 
-/// Stages an archive of `change.skill` (`change.old` its SKILL.md, no new bytes) whose files
-/// have `digest`, shown to the operator as `diff` (see `archive::staged`).
+/// Stages an archive of `change.skill` (its SKILL.md the path, no new bytes) whose files have
+/// `digest` (the entry's base), shown to the operator as `diff` (see `archive::staged`).
 pub fn stage_archive(host: &impl Host, change: &Change, diff: &str, digest: &str) -> Result<Manifest, ToolError> {
     stage_entry(host, &Change { operation: ARCHIVE, new: None, ..*change }, diff, Some(digest.to_string()))
 }
@@ -151,7 +150,7 @@ fn stage_entry(
     host: &impl Host,
     change: &Change,
     diff: &str,
-    skill_sha256: Option<String>,
+    base_sha256: Option<String>,
 ) -> Result<Manifest, ToolError> {
     let now = host.now_ms();
     let new_sha = change.new.map(sha256_hex);
@@ -171,7 +170,7 @@ fn stage_entry(
         session: change.session.to_string(),
         agent: change.agent.to_string(),
         path: change.path.to_string(),
-        base_sha256: change.old.map(sha256_hex),
+        base_sha256,
         new_sha256: new_sha,
         created_ms: now,
         created_at: time::iso(now),
@@ -179,7 +178,6 @@ fn stage_entry(
         held: change.held.to_vec(),
         cwd: change.cwd.to_string(),
         supersedes: change.supersedes.to_vec(),
-        skill_sha256,
     };
     let dir = format!("{DIR}/{id}");
     let manifest_bytes =
@@ -315,12 +313,8 @@ fn approve_archive(
     recheck(&store, &manifest)?;
     let name = manifest.skill.as_str();
     let Some(location) = store.locate(name)? else { return Err(gone(&manifest)) };
-    let current = match host.read(&root, &manifest.path) {
-        Ok(bytes) => Some(bytes),
-        Err(FsError::NotFound) => None,
-        Err(err) => return Err(fs_error(err, &manifest.path)),
-    };
-    if current.as_deref().and_then(|b| SkillFile::parse_bytes(b).ok()).is_some_and(|s| s.is_pinned()) {
+    let current = store.read(&root, &location.path())?;
+    if SkillFile::parse_bytes(&current).is_ok_and(|s| s.is_pinned()) {
         return Err(ToolError::new(
             "pinned",
             format!("`{name}` was pinned since its archive `{id}` was staged"),
@@ -329,7 +323,7 @@ fn approve_archive(
         .with_details(json!({"id": id, "name": name})));
     }
     let digest = crate::library::archive::digest(&store, &location)?;
-    if current.as_deref().map(sha256_hex) != manifest.base_sha256 || Some(&digest) != manifest.skill_sha256.as_ref() {
+    if location.path() != manifest.path || Some(digest) != manifest.base_sha256 {
         return Err(ToolError::new(
             "drift",
             format!("`{name}` changed since its archive was staged; the staged archive is kept for inspection"),

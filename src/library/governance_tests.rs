@@ -196,6 +196,11 @@ fn a_staged_archive_is_shown_as_such_and_a_rejected_one_leaves_the_skill() {
     assert_eq!(staged["status"], "staged", "{staged}");
     assert_eq!(staged["files"], json!(["SKILL.md", "references/r0.md"]), "{staged}");
     let id = staged["id"].as_str().unwrap().to_string();
+    // Its base is the whole skill's digest, never the SKILL.md's hash: a process from before
+    // staged archives reads it as a removal of SKILL.md, and refuses it as drift.
+    let manifest = approval::load(plugin.host(), &id).unwrap();
+    assert_eq!((manifest.path.as_str(), manifest.new_sha256.as_deref()), ("deploy/SKILL.md", None));
+    assert_ne!(manifest.base_sha256, Some(approval::sha256_hex(DEPLOY.as_bytes())));
     let text = plugin.run_command(&ctx("s1"), "pending").unwrap();
     assert!(text.contains(&id) && text.contains("archive") && text.contains("replaced by release"), "{text}");
     let diff = skills(&mut plugin, &format!("diff {id}")).unwrap()["diff"].as_str().unwrap().to_string();
