@@ -344,3 +344,64 @@ fn a_package_past_its_bound_is_a_finding_and_the_rest_is_not_read() {
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("package-too-large") && out.contains("bulky"), "{out}");
 }
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git").arg("-C").arg(dir).args(args).output().unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// `sync` walks the library for the near-duplicates that arrive: a folder nested past PATH_MAX
+/// in a local skill (git skips it with a warning) no longer hides them. Before, the walk failed
+/// there and the report said nothing.
+#[test]
+fn sync_reports_the_duplicates_that_arrive_past_a_path_too_long() {
+    let dir = tempfile::tempdir().unwrap();
+    let remote = dir.path().join("remote.git");
+    git(dir.path(), &["init", "-q", "--bare", "-b", "main", remote.to_str().unwrap()]);
+    let seed = dir.path().join("seed");
+    git(dir.path(), &["clone", "-q", remote.to_str().unwrap(), seed.to_str().unwrap()]);
+    std::fs::write(seed.join("README.md"), "Our team's skills.\n").unwrap();
+    git(&seed, &["add", "README.md"]);
+    git(&seed, &["-c", "user.name=seed", "-c", "user.email=seed@example.com", "commit", "-q", "-m", "start"]);
+    git(&seed, &["push", "-q", "origin", "HEAD:main"]);
+    let homes: Vec<PathBuf> = (0..2).map(|i| dir.path().join(format!("home-{i}"))).collect();
+    for (i, home) in homes.iter().enumerate() {
+        let skills = home.join("skills");
+        git(dir.path(), &["clone", "-q", remote.to_str().unwrap(), skills.to_str().unwrap()]);
+        git(&skills, &["config", "user.name", &format!("t{i}")]);
+        git(&skills, &["config", "user.email", &format!("t{i}@example.com")]);
+        let host = serde_json::json!({"git": {"remote": "origin", "branch": "main", "library": format!("laptop-{i}")}});
+        std::fs::write(home.join("host.json"), host.to_string()).unwrap();
+    }
+    let commit = |home: &Path, name: &str, description: &str| {
+        let skills = home.join("skills");
+        write_skill(&skills, name, &format!("---\nname: {name}\ndescription: {description}\n---\nGroup by label.\n"));
+        git(&skills, &["add", "-A"]);
+        git(&skills, &["commit", "-q", "-m", name]);
+    };
+    let (a, b) = (&homes[0], &homes[1]);
+    commit(a, "release-notes", "Write release notes from merged pull request titles. Use when preparing a release.");
+    git(&a.join("skills"), &["push", "-q", "origin", "HEAD:main"]);
+    let twin = "Write the release notes from the merged pull request titles. Use when preparing releases.";
+    commit(b, "release-notes-writing", twin);
+    std::fs::create_dir_all(b.join("skills/release-notes-writing/references")).unwrap();
+    nest_past_path_max(&b.join("skills/release-notes-writing/references"));
+    let out = Command::new(env!("CARGO_BIN_EXE_self-evolve"))
+        .arg("--wasm")
+        .arg(wasm())
+        .args(["sync", "--json", "--home"])
+        .arg(b)
+        .env("SELF_EVOLVE_CACHE_DIR", env!("CARGO_TARGET_TMPDIR"))
+        .env_remove("SELF_EVOLVE_ACTIVATION")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(report["pulled"], 1, "{report}");
+    let duplicates = report["duplicates"].as_array().unwrap();
+    assert!(
+        duplicates.iter().any(|d| d.as_str().unwrap().contains("release-notes-writing/SKILL.md")),
+        "the pair is still reported: {report}"
+    );
+}
