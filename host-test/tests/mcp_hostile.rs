@@ -564,12 +564,15 @@ fn an_id_reused_after_its_cancellation_gets_its_own_answer() {
 
 /// An `initialize` rmcp cannot read (no protocolVersion, fields of the wrong type) is answered
 /// with an error and its id, and the session goes on: the wire took it as the handshake begun,
-/// so the good `initialize` after it was told to send `initialize`, and the session ended.
+/// so the good `initialize` after it was told to send `initialize`, and the session ended. A
+/// ping before `initialize` was refused -32002, though MCP allows it.
 #[test]
 fn a_malformed_initialize_is_answered_and_the_session_goes_on() {
     let (_tmp, home, project) = dirs();
     let mut server = Server::start(&home, &project);
     let client = json!({"name":"hostile","version":"0"});
+    // A ping may come before `initialize` (MCP's lifecycle): answered, not refused.
+    server.send(json!({"jsonrpc":"2.0","id":"early","method":"ping"}));
     server.send(json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{},"clientInfo":client}}));
     server.send(json!({"jsonrpc":"2.0","id":2,"method":"initialize","params":{
         "protocolVersion":"2025-06-18","capabilities":"all","clientInfo":5}}));
@@ -581,6 +584,8 @@ fn a_malformed_initialize_is_answered_and_the_session_goes_on() {
     server.send(json!({"jsonrpc":"2.0","id":5,"method":"tools/list"}));
     let tools = server.answer(5, Duration::from_secs(10));
     let stderr = server.finish();
+    let ping: Vec<&Value> = lines.iter().filter(|l| l["id"] == "early").collect();
+    assert!(ping.len() == 1 && ping[0]["result"].is_object(), "a ping before initialize: {ping:?}");
     for id in 1..=3 {
         let got: Vec<&Value> = lines.iter().filter(|l| answers(l, &json!(id))).collect();
         assert!(

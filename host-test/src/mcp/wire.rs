@@ -352,6 +352,24 @@ fn check(message: &Value, handshake: Handshake) -> Check {
     Check::Request { id: key, echo: id.clone(), opens, cancellable: !opens }
 }
 
+/// The JSON of a whole line (`None` for a blank one), or the error that answers it.
+fn read(line: &[u8]) -> Result<Option<Value>, Value> {
+    let bytes = line.strip_suffix(b"\r").unwrap_or(line);
+    // A byte order mark is read past, as rmcp does (RFC 8259 lets a parser ignore it).
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(None);
+    }
+    match std::str::from_utf8(bytes).map(serde_json::from_str) {
+        Ok(Ok(value)) => Ok(Some(value)),
+        Ok(Err(_)) => {
+            let why = "the request is not JSON (or nests deeper than 128 levels)";
+            Err(error(echo(id_in(bytes).as_ref()), -32700, why))
+        }
+        Err(_) => Err(error(echo(id_in(bytes).as_ref()), -32700, "the request is not UTF-8")),
+    }
+}
+
 /// Reads the client's lines and passes on what rmcp can take; answers the rest itself.
 async fn read_client<R, W>(
     input: R,
@@ -366,29 +384,19 @@ async fn read_client<R, W>(
 {
     let mut input = BufReader::with_capacity(1 << 16, input);
     while let Some(line) = next_line(&mut input, max_line).await {
-        let bytes = match line {
+        let message = match line {
             Line::TooLong(prefix) => {
                 let message = format!("the request is over the {} MiB a request line may hold", max_line >> 20);
-                write_line(&out, &error(echo(id_in(&prefix).as_ref()), -32600, &message)).await;
-                continue;
+                Err(error(echo(id_in(&prefix).as_ref()), -32600, &message))
             }
-            Line::Whole(bytes) => bytes,
+            // The line is dropped once read: a message of 64 MiB is held twice at most.
+            Line::Whole(bytes) => read(&bytes),
         };
-        let bytes = bytes.strip_suffix(b"\r").unwrap_or(&bytes);
-        // A byte order mark is read past, as rmcp does (RFC 8259 lets a parser ignore it).
-        let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-        if bytes.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        let message: Value = match std::str::from_utf8(bytes).map(serde_json::from_str) {
-            Ok(Ok(value)) => value,
-            Ok(Err(_)) => {
-                let why = "the request is not JSON (or nests deeper than 128 levels)";
-                write_line(&out, &error(echo(id_in(bytes).as_ref()), -32700, why)).await;
-                continue;
-            }
-            Err(_) => {
-                write_line(&out, &error(echo(id_in(bytes).as_ref()), -32700, "the request is not UTF-8")).await;
+        let message = match message {
+            Ok(Some(message)) => message,
+            Ok(None) => continue,
+            Err(answer) => {
+                write_line(&out, &answer).await;
                 continue;
             }
         };
@@ -419,10 +427,10 @@ async fn read_client<R, W>(
                 }
                 // Backpressure: a client that does not read its answers is not read from either.
                 let Ok(place) = unanswered.clone().acquire_owned().await else { return };
-                let mut state = lock(&state);
-                state.in_flight.insert(id, Pending { _place: place, cancelled: false, cancellable, token: None });
+                let mut shared = lock(&state);
+                shared.in_flight.insert(id, Pending { _place: place, cancelled: false, cancellable, token: None });
                 if opens {
-                    state.handshake = Handshake::Done;
+                    shared.handshake = Handshake::Done;
                 }
             }
         }
