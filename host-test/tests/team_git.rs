@@ -750,3 +750,25 @@ fn a_file_beside_skill_md_merges_line_by_line_too() {
     skills(b, &["approve", &id]);
     assert_eq!(steps(b), "one by A\ntwo\nthree by B\nfour\nfive by B\n");
 }
+
+/// A teammate rewrote two lines as one; this machine edited one of them. That edit cannot be
+/// put in the teammate's place line by line: the staged write adds it after their line and
+/// takes nothing out, and this machine's whole version stays kept.
+#[test]
+fn an_edit_inside_a_teammates_rewrite_is_added_and_the_whole_version_kept() {
+    let t = team(2);
+    let (a, b) = (&t.homes[0], &t.homes[1]);
+    five_lines_in_both(&t);
+    let two = "Then what shipped.\nKeep it to one minute each.";
+    assert_eq!(patch(a, "standup", two, "Then what shipped, in a minute.")["status"], "written");
+    assert_eq!(patch(b, "standup", "Keep it to one minute each.", "Keep it to 90 seconds each.")["status"], "written");
+    assert_eq!(sync(a).0["pushed"], 1);
+    let (report, code, stderr) = sync(b);
+    assert_eq!(code, Some(0), "{stderr}");
+    let conflict = &report["conflicts"][0];
+    let id = conflict["staged"].as_str().unwrap_or_else(|| panic!("staged: {report}")).to_string();
+    assert_diff_changes(&skills(b, &["diff", &id]), &[], &["Keep it to 90 seconds each."]);
+    let kept = conflict["kept"].as_str().unwrap_or_else(|| panic!("kept: {report}"));
+    assert!(std::fs::read_to_string(kept).unwrap().contains("Then what shipped.\nKeep it to 90 seconds each.\n"));
+    assert!(skill_text(b, "standup").contains("Then what shipped, in a minute.\nPark long talks.\n"));
+}

@@ -273,8 +273,12 @@ fn metadata(lines: &[&[u8]]) -> Vec<(usize, String)> {
             break;
         }
         if line.starts_with(b" ") || line.starts_with(b"\t") {
-            if inside && let Some(colon) = line.iter().position(|&b| b == b':') {
-                out.push((index, String::from_utf8_lossy(line[..colon].trim_ascii()).into_owned()));
+            // An entry is indented by two (the plugin's emitter); deeper lines continue a value.
+            let entry = line.strip_prefix(b"  ").filter(|rest| !rest.starts_with(b" ") && !rest.starts_with(b"\t"));
+            if let (true, Some(entry)) = (inside, entry)
+                && let Some(colon) = entry.iter().position(|&b| b == b':')
+            {
+                out.push((index, String::from_utf8_lossy(entry[..colon].trim_ascii()).into_owned()));
             }
         } else {
             inside = line.trim_ascii_end() == b"metadata:";
@@ -379,5 +383,12 @@ mod tests {
             "---\nname: s\nmetadata:\n  authored-by: self-evolve\n  pinned: \"true\"\n  updated-at: \"2026-01-02\"\n  version: \"3\"\n---\nversion: mine\n"
         );
         assert_eq!(keep_bookkeeping(b"no frontmatter\n", merged.as_bytes()), b"no frontmatter\n");
+        // A line continuing a multi-line value is no entry.
+        let block = "---\nmetadata:\n  note: |-\n    version: 9\n  version: \"4\"\n---\n";
+        let kept = keep_bookkeeping(block.as_bytes(), merged.as_bytes());
+        assert_eq!(
+            String::from_utf8(kept).unwrap(),
+            "---\nmetadata:\n  note: |-\n    version: 9\n  version: \"3\"\n---\n"
+        );
     }
 }
