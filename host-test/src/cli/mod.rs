@@ -4,6 +4,7 @@
 pub mod check;
 pub mod gate_stats;
 pub mod home;
+mod identity;
 pub mod input;
 mod inspect;
 pub mod replay;
@@ -357,7 +358,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let services: Vec<String> = vec!["commands".to_string()];
             let config_json = home::operator_config(&home)?;
             plugin.init(&config_json, &services)?.map_err(|e| anyhow::anyhow!("{}: {}", e.key, e.message))?;
-            let ctx = crate::user_context("cli");
+            // Inside a reviewer the line is the reviewer's, and the plugin refuses it anything
+            // that changes the library.
+            let ctx = identity::command_context("cli");
             // The plugin already shows hidden characters in text answers; the host does too, in
             // case a plugin does not. A `--json` answer is for programs: the same value, with
             // what a terminal would obey written as JSON escapes.
