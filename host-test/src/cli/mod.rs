@@ -302,18 +302,19 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 for c in &report.conflicts {
                     match (&c.staged, &c.kept) {
                         (Some(id), _) => crate::say!(
-                            "conflict   {} (the remote version is on disk; yours is staged as {id}: `self-evolve skills diff {id}`)",
-                            shown(&c.file)
+                            "conflict   {} (the merged version is on disk; your edits git could not merge are staged as {id}: `self-evolve skills diff {id}`{})",
+                            shown(&c.file),
+                            c.kept.as_deref().map(|k| format!("; your whole version is kept at {}", shown(k))).unwrap_or_default()
                         ),
                         (None, Some(kept)) => crate::say!(
-                            "conflict   {} (the remote version is on disk; yours is kept at {}: {})",
+                            "conflict   {} (the merged version is on disk; yours is kept at {}: {})",
                             shown(&c.file),
                             shown(kept),
                             shown(c.why.as_deref().unwrap_or(""))
                         ),
                         // Kept before the replay, so this is only a version that was removed here.
                         (None, None) => crate::say!(
-                            "conflict   {} (the remote version is on disk; yours removed it: {})",
+                            "conflict   {} (the merged version is on disk; yours removed it: {})",
                             shown(&c.file),
                             shown(c.why.as_deref().unwrap_or(""))
                         ),
