@@ -487,12 +487,20 @@ pub fn apply(
     Ok(Some(decisions))
 }
 
+/// `text` on one line, at most `max` characters: its credentials redacted first (a cut through
+/// one leaves a piece the scanner no longer knows, and a key's lines are known as lines).
 fn clip(text: &str, max: usize) -> String {
-    let one_line = text.replace('\n', " ");
+    let redacted = self_evolve_scan::redact_secrets(text);
+    let one_line = redacted.as_deref().unwrap_or(text).replace('\n', " ");
     match one_line.char_indices().nth(max) {
         Some((cut, _)) => format!("{}…", &one_line[..cut]),
         None => one_line,
     }
+}
+
+/// What the timeline shows of a line: decisions quote agents, reviewers and files.
+fn redacted(text: &str) -> std::borrow::Cow<'_, str> {
+    self_evolve_scan::redact_secrets(text).map_or(std::borrow::Cow::Borrowed(text), std::borrow::Cow::Owned)
 }
 
 /// Prints decisions as JSON lines, or as a readable timeline.
@@ -512,7 +520,7 @@ impl Narrator {
 
     fn note(&mut self, out: &mut impl Write, t: u64, text: &str) -> Result<()> {
         if !self.json {
-            writeln!(out, "{}  {}", Self::stamp(t), crate::text::visible_lines(text))?;
+            writeln!(out, "{}  {}", Self::stamp(t), crate::text::visible_lines(&redacted(text)))?;
         }
         Ok(())
     }
@@ -577,7 +585,7 @@ impl Narrator {
             _ => format!("  {d}"),
         };
         // Results quote agents and files: hidden characters are shown, not obeyed.
-        writeln!(out, "{}{}", Self::stamp(t), crate::text::visible_lines(&line))?;
+        writeln!(out, "{}{}", Self::stamp(t), crate::text::visible_lines(&redacted(&line)))?;
         Ok(())
     }
 }

@@ -321,8 +321,10 @@ pub fn main(home: &Path, wasm: &Source, codex_payload: Option<String>) {
         Ok(outcome) if !codex && !outcome.stdout.is_empty() => crate::say!("{}", outcome.stdout),
         Ok(_) => {}
         Err(err) => {
-            super::log(home, "hook", "error", &format!("{err:#}"));
-            eprintln!("self-evolve hook: {err:#}");
+            // An error may quote what the event carried: shown as the log keeps it.
+            let message = super::logged::text(&format!("{err:#}"));
+            super::log(home, "hook", "error", &message);
+            eprintln!("self-evolve hook: {message}");
         }
     }
 }

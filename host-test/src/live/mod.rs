@@ -4,7 +4,8 @@
 //! reviewers detached through `supervise`, which runs an agent CLI (`command`) or an
 //! OpenAI-compatible tool loop (`openai`) and delivers the completion; `transcript` seeds them
 //! with the parent conversation; `runs` keeps a reviewer's files; `config` reads `<home>/host.json`;
-//! `files` opens the host's own files so that nothing at their path can hang a hook.
+//! `files` opens the host's own files so that nothing at their path can hang a hook; `logged`
+//! is what `live.jsonl` keeps of a decision or a message.
 //!
 //! Decisions persist in the state root (the plugin's session state), so the processes of one
 //! session decide exactly what one long-lived process would.
@@ -14,6 +15,7 @@ pub mod config;
 pub mod event;
 pub mod files;
 pub mod hook;
+pub mod logged;
 pub mod openai;
 pub mod provider;
 pub mod runs;
@@ -92,6 +94,7 @@ impl Live {
         let at = crate::Clock::now_ms(&crate::SystemClock);
         for d in decisions {
             let decision: serde_json::Value = serde_json::from_str(d).unwrap_or(serde_json::Value::String(d.clone()));
+            let decision = logged::decision(decision);
             lines.push_str(&serde_json::json!({"at": at, "source": source, "decision": decision}).to_string());
             lines.push('\n');
         }
@@ -102,9 +105,11 @@ impl Live {
     }
 }
 
-/// One log line of `live.jsonl`: when, which process, how bad, what.
+/// One log line of `live.jsonl`: when, which process, how bad, what (redacted and cut, see
+/// `logged`).
 pub(crate) fn entry(source: &str, level: &str, message: &str) -> String {
     let at = crate::Clock::now_ms(&crate::SystemClock);
+    let message = logged::text(message);
     format!("{}\n", serde_json::json!({"at": at, "source": source, "level": level, "log": message}))
 }
 

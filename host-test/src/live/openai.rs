@@ -314,7 +314,9 @@ impl State<'_> {
                 }
                 continue;
             }
+            // A server may echo the request: redacted whole before the quote is cut from it.
             let text = String::from_utf8_lossy(&bytes);
+            let text = self_evolve_scan::redact_secrets(&text).map_or(text, std::borrow::Cow::Owned);
             return Err(failed(format!("HTTP {status}: {}", visible(&clip_chars(&text, ERROR_BODY_CHARS)))));
         }
     }

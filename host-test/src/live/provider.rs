@@ -74,7 +74,9 @@ impl SubagentProvider for LiveProvider {
             session: spec.parent_session.clone(),
             cwd,
             transcript,
-            prompt: spec.prompt.clone(),
+            // The reviewer's input, kept in its run file and written to its stdin: no credential
+            // the plugin's prompt may quote (a review loop's diff) goes either way.
+            prompt: self_evolve_scan::redact_secrets(&spec.prompt).unwrap_or_else(|| spec.prompt.clone()),
             tools: spec.tools.clone(),
             timeout_ms: u64::from(spec.timeout_ms),
             started_ms: crate::Clock::now_ms(&crate::SystemClock),

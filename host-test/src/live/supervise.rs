@@ -31,6 +31,9 @@ pub fn run(home: &Path, id: &str, wasm: &Source) -> Result<()> {
         Reviewer::OpenAi(config) => run_openai(&mut live, home, &run, config),
         Reviewer::None => (Status::Failed, "no reviewer is configured in host.json".to_string()),
     };
+    // The reviewer's words, whatever its kind: redacted before they leave this process (the
+    // plugin redacts them again where they arrive).
+    let text = self_evolve_scan::redact_secrets(&text).unwrap_or(text);
     let result = ActivationResult {
         id: run.id.clone(),
         status: match status {
@@ -243,9 +246,11 @@ fn tail_reader(mut pipe: impl Read + Send + 'static) -> std::sync::mpsc::Receive
     receive
 }
 
-/// The end of a reviewer's output, trimmed, as its answer.
+/// The end of a reviewer's output, trimmed, as its answer: redacted first, as a cut through a
+/// credential leaves a piece the scanner no longer knows (a key's last lines, a token's end).
 fn answer(output: &str) -> String {
-    let trimmed = output.trim();
+    let redacted = self_evolve_scan::redact_secrets(output);
+    let trimmed = redacted.as_deref().unwrap_or(output).trim();
     let count = trimmed.chars().count();
     if count <= MAX_ANSWER_CHARS {
         return trimmed.to_string();

@@ -64,7 +64,10 @@ pub fn seed(path: &Path) -> String {
             lines.drain(..drop);
         }
     }
-    let mut text = lines.join("\n");
+    let text = lines.join("\n");
+    // Redacted before the cut: a cut through a credential leaves its tail (a PEM body without
+    // its header, the end of a token), which the scanner no longer knows as one.
+    let mut text = self_evolve_scan::redact_secrets(&text).unwrap_or(text);
     if text.len() > MAX_SEED_BYTES {
         let mut cut = text.len() - MAX_SEED_BYTES;
         while !text.is_char_boundary(cut) {
@@ -72,7 +75,7 @@ pub fn seed(path: &Path) -> String {
         }
         text = format!("[earlier conversation omitted]\n{}", &text[cut..]);
     }
-    self_evolve_scan::redact_secrets(&text).unwrap_or(text)
+    text
 }
 
 /// One transcript entry as seed lines: `User: …`, `Assistant: …`, `[tool NAME]`.
