@@ -18,3 +18,17 @@ export function reviewLoopRefusedLine(session, refusal) {
   const raw = isJson(refusal) ? refusal : JSON.stringify(refusal);
   return `{"kind":"review-loop","session":${JSON.stringify(session)},"refused":${raw}}`;
 }
+
+// Characters a terminal obeys or that hide text from a person, as host-test/src/text.rs judges
+// them: control characters but tab and newline, and crates/scan/src/hidden.rs's marks (zero-width,
+// bidi, separators, soft hyphen, tag characters; the last as their UTF-16 surrogate pairs).
+const HIDDEN = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]|\udb40[\udc00-\udc7f]/g;
+
+/**
+ * A JSON line as the Rust CLI prints it (`visible_json`): each hidden character written as a JSON
+ * escape (`\u202e`), so a parser reads the same value while a terminal obeys nothing.
+ * JSON.stringify escapes only C0 controls; DEL, C1 controls and bidi marks pass through it raw.
+ */
+export function visibleJson(json) {
+  return json.replace(HIDDEN, (c) => Array.from({ length: c.length }, (_, i) => `\\u${c.charCodeAt(i).toString(16).padStart(4, '0')}`).join(''));
+}

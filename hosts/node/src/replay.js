@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import * as path from 'node:path';
 import { loadPlugin, ManualClock } from './host.js';
 import { ScriptedProvider } from './subagent.js';
-import { toolLine, commandLine, reviewLoopRefusedLine } from './lines.js';
+import { toolLine, commandLine, reviewLoopRefusedLine, visibleJson } from './lines.js';
 import { isU64Number, saturatingAdd, U64_MAX } from './time.js';
 
 export const EPOCH_MS = 1767225600000;
@@ -249,7 +249,7 @@ async function main(argv) {
       startMs: start,
       gateUrl: gate?.url,
       restartEachEvent: args.restartEachEvent,
-      onLine: (l) => process.stdout.write(`${l}\n`),
+      onLine: (l) => process.stdout.write(`${visibleJson(l)}\n`),
     });
   } finally {
     gate?.stop();

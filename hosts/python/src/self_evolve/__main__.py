@@ -7,6 +7,7 @@ import sys
 from typing import List, Optional
 
 from .host import ConfigError, PluginError
+from .lines import visible_json
 from .replay import ReplayError, home_for_run, read_events, replay, start_ms
 
 
@@ -32,7 +33,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             gate = serve_gate_replies(args.gate_replies)
         try:
             replay(events, home=home, start_ms=start, gate_url=gate.url if gate else None, wasm=args.wasm,
-                   on_line=lambda line: print(line, flush=True))
+                   on_line=lambda line: print(visible_json(line), flush=True))
         finally:
             if gate:
                 gate.stop()

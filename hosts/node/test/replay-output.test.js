@@ -1,0 +1,33 @@
+// What the replay command prints is read by people in a terminal: every hidden character a
+// decision line carries (a bidi override or C1 control in a name an agent sent) is written as a
+// JSON escape, the same bytes as `self-evolve replay --json` (host-test/src/text.rs,
+// `visible_json`), so a parser reads the same value and a terminal obeys nothing.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { tempDir } from '../test-support/tmp.js';
+import { visibleJson } from '../src/lines.js';
+
+const REPLAY = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'src', 'replay.js');
+
+test('the replay command prints hidden characters as JSON escapes, as the Rust CLI does', () => {
+  const dir = tempDir('replay-output');
+  const file = path.join(dir, 'hidden.jsonl');
+  writeFileSync(file, `${JSON.stringify({ t: 1000, type: 'call', session: 's1', tool: 'skill_manage', args: { action: 'view', name: 'evil\u202egnp.md\u009b' } })}\n`);
+  const out = execFileSync(process.execPath, [REPLAY, file, '--json', '--home', path.join(dir, 'home')], { encoding: 'utf8' });
+  // Printed by `self-evolve replay --json` for the same file.
+  const rust = '{"kind":"tool","session":"s1","agent":"main","tool":"skill_manage","ok":false,"result":{"code":"invalid-name","details":{"name":"evil\\u202egnp.md\\u009b"},"hint":"use 1–64 lowercase letters, digits and single hyphens, e.g. `deploy-with-docker`","message":"`evil\\u202egnp.md\\u009b` contains `\\u202e`; use only lowercase letters a-z, digits and `-`"}}\n';
+  assert.equal(out, rust);
+});
+
+test('visibleJson escapes controls, bidi, zero-width and tag characters and keeps the value', () => {
+  const value = { a: 'x\u202ey\u007f\u009b\u{e0041}\u200b\t\u001b\u2066 ok é' };
+  const json = JSON.stringify(value);
+  const shown = visibleJson(json);
+  assert.equal(shown, '{"a":"x\\u202ey\\u007f\\u009b\\udb40\\udc41\\u200b\\t\\u001b\\u2066 ok é"}');
+  assert.deepEqual(JSON.parse(shown), value);
+  assert.equal(visibleJson('{"plain":"text"}'), '{"plain":"text"}');
+});

@@ -1,0 +1,35 @@
+"""What the replay command prints is read by people in a terminal, as in
+hosts/node/test/replay-output.test.js: every hidden character a decision line carries (a bidi
+override or C1 control in a name an agent sent) is written as a JSON escape, the same bytes as
+`self-evolve replay --json` (host-test/src/text.rs, `visible_json`)."""
+from __future__ import annotations
+
+import json
+
+from test_conformance import run_cli
+from self_evolve.lines import visible_json
+
+# Printed by `self-evolve replay --json` for the same file.
+RUST = ('{"kind":"tool","session":"s1","agent":"main","tool":"skill_manage","ok":false,"result":{"code":"invalid-name",'
+        '"details":{"name":"evil\\u202egnp.md\\u009b"},"hint":"use 1\u201364 lowercase letters, digits and single hyphens, '
+        'e.g. `deploy-with-docker`","message":"`evil\\u202egnp.md\\u009b` contains `\\u202e`; use only lowercase letters '
+        'a-z, digits and `-`"}}\n')
+
+
+def test_the_replay_command_prints_hidden_characters_as_json_escapes_as_the_rust_cli_does(tmp_path) -> None:
+    f = tmp_path / "hidden.jsonl"
+    event = {"t": 1000, "type": "call", "session": "s1", "tool": "skill_manage",
+             "args": {"action": "view", "name": "evil\u202egnp.md\u009b"}}
+    f.write_text(json.dumps(event) + "\n", encoding="utf-8")
+    run = run_cli("replay", str(f), "--json", "--home", str(tmp_path / "home"))
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == RUST
+
+
+def test_visible_json_escapes_controls_bidi_zero_width_and_tag_characters_and_keeps_the_value() -> None:
+    value = {"a": "x\u202ey\x7f\x9b\U000e0041\u200b\t\x1b\u2066 ok \u00e9"}
+    line = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    shown = visible_json(line)
+    assert shown == '{"a":"x\\u202ey\\u007f\\u009b\\udb40\\udc41\\u200b\\t\\u001b\\u2066 ok \u00e9"}'
+    assert json.loads(shown) == value
+    assert visible_json('{"plain":"text"}') == '{"plain":"text"}'
