@@ -12,7 +12,11 @@ const MAX_VALUE: usize = 4096;
 
 pub struct Assignment {
     pub key: Range<usize>,
+    /// What is judged and fingerprinted.
     pub value: Range<usize>,
+    /// What redaction replaces: the value, and in a quoted value the rest after an escaped quote
+    /// (`"abc\"def"`), which the value has always stopped at.
+    pub whole: Range<usize>,
 }
 
 /// A table of the bytes `member` accepts, built at compile time: the walks over keys and
@@ -114,7 +118,8 @@ fn assignment(b: &[u8], at: usize, floor: usize, reach: &mut usize) -> Option<As
     };
     i += op;
     spaces(&mut i, 8);
-    if b.get(i) == Some(&b'\\') && matches!(b.get(i + 1), Some(b'"')) {
+    let escaped_quote = b.get(i) == Some(&b'\\') && matches!(b.get(i + 1), Some(b'"'));
+    if escaped_quote {
         i += 1;
     }
     // A backtick opens a value too (Markdown inline code), with no space inside.
@@ -126,6 +131,7 @@ fn assignment(b: &[u8], at: usize, floor: usize, reach: &mut usize) -> Option<As
         _ => None,
     };
     let from = i;
+    let mut whole_end = None;
     match quote {
         Some(q) => {
             // Credentials hold no spaces: a quoted phrase is prose. `\"` ends escaped JSON.
@@ -135,6 +141,16 @@ fn assignment(b: &[u8], at: usize, floor: usize, reach: &mut usize) -> Option<As
             *reach = i;
             if b.get(i) != Some(&q) && !(b.get(i) == Some(&b'\\') && b.get(i + 1) == Some(&q)) {
                 return None;
+            }
+            // In a string its own quote opened (not `\"`), `\"` is a quote inside the value:
+            // the value (as always judged) stops there, the whole runs on to the closing quote.
+            if b[i] == b'\\' && !escaped_quote && q != b'`' {
+                let mut j = i;
+                while j < b.len() && j - from < MAX_VALUE && b[j] != q && !matches!(b[j], b'\n' | b' ' | b'\t') {
+                    j += if b[j] == b'\\' { 2 } else { 1 };
+                }
+                *reach = j.min(b.len());
+                whole_end = (b.get(j) == Some(&q)).then_some(j);
             }
         }
         None => {
@@ -151,7 +167,7 @@ fn assignment(b: &[u8], at: usize, floor: usize, reach: &mut usize) -> Option<As
     if i == from || i - from >= MAX_VALUE {
         return None;
     }
-    Some(Assignment { key: start..end, value: from..i })
+    Some(Assignment { key: start..end, value: from..i, whole: from..whole_end.unwrap_or(i) })
 }
 
 /// For a key written as `name: KEY` at the end of its line, where the next line's `value:`

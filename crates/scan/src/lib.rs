@@ -8,6 +8,11 @@
 //! that cannot be part of it, so a run of token characters is examined once; keyword and line
 //! probes remember where they stopped and skip anchors inside what they already read.
 //!
+//! A finding has a value, the bytes that name it (judged, and fingerprinted for an operator's
+//! acknowledgement), and a whole, the bytes redaction replaces: a PEM key's value is its BEGIN
+//! line, its whole the block through the END line; a PuTTY file's value is its first line, its
+//! whole the file.
+//!
 //! Owns: the rule table (`rules`), the probes (`keyed`, `shapes`), the judgements (`judge`),
 //! and the public API (`scan_secrets`, `redact_secrets`, `fingerprint`), and the list of characters
 //! that hide text from a person (`hides_text`), which the plugin and the host both render escaped. Depends on nothing of
@@ -181,11 +186,21 @@ pub struct Finding {
     pub fingerprint: String,
 }
 
-/// One credential found: its rule and where its value lies in the text.
+/// One credential found: its rule and where it lies in the text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Hit {
     pub rule: RuleId,
+    /// The bytes that name it: judged, fingerprinted, and where its line is counted.
     pub value: Range<usize>,
+    /// The bytes redaction replaces: `value` and whatever of the credential continues it (a PEM
+    /// key's body and END line, a PuTTY file's lines, wrapped base64). Never narrower.
+    pub whole: Range<usize>,
+}
+
+impl From<shapes::Found> for Hit {
+    fn from(f: shapes::Found) -> Hit {
+        Hit { rule: f.rule, value: f.value, whole: f.whole }
+    }
 }
 
 /// Bytes a token may be made of: a token only starts after a byte outside this set.
@@ -249,7 +264,11 @@ pub fn each_secret(text: &str, mut found: impl FnMut(Hit) -> ControlFlow<()>) {
                     let (examined_to, assignment) = keyed::parse(b, at, covered.keyed);
                     covered.keyed = covered.keyed.max(examined_to).max(at + 1);
                     assignment.and_then(|a| {
-                        keyed::judge(&b[a.key.clone()], &b[a.value.clone()]).map(|rule| Hit { rule, value: a.value })
+                        keyed::judge(&b[a.key.clone()], &b[a.value.clone()]).map(|rule| Hit {
+                            rule,
+                            value: a.value,
+                            whole: a.whole,
+                        })
                     })
                 }
                 Probe::Netrc | Probe::Pgpass | Probe::Mysql => {
@@ -263,15 +282,15 @@ pub fn each_secret(text: &str, mut found: impl FnMut(Hit) -> ControlFlow<()>) {
                     }
                     let (examined_to, hit) = probe_fn(b, at, *mark);
                     *mark = examined_to.max(at + 1);
-                    hit.map(|f| Hit { rule: f.rule, value: f.value })
+                    hit.map(Hit::from)
                 }
-                Probe::Authorization => shapes::authorization(b, at).map(|f| Hit { rule: f.rule, value: f.value }),
-                Probe::Url => shapes::url_credentials(b, at).map(|f| Hit { rule: f.rule, value: f.value }),
-                Probe::Pem => shapes::pem(b, at).map(|f| Hit { rule: f.rule, value: f.value }),
+                Probe::Authorization => shapes::authorization(b, at).map(Hit::from),
+                Probe::Url => shapes::url_credentials(b, at).map(Hit::from),
+                Probe::Pem => shapes::pem(b, at).map(Hit::from),
                 Probe::Sas => {
                     let hit = shapes::azure_sas(b, at, covered.sas);
                     covered.sas = at;
-                    hit.map(|f| Hit { rule: f.rule, value: f.value })
+                    hit.map(Hit::from)
                 }
                 Probe::Base64Pem | Probe::Jwt => {
                     // After `=` or `/` too (`TOKEN=eyJ…`, `key=LS0t…`): the mark keeps a run of
@@ -282,7 +301,7 @@ pub fn each_secret(text: &str, mut found: impl FnMut(Hit) -> ControlFlow<()>) {
                     }
                     let (reach, f) = if probe == Probe::Jwt { shapes::jwt(b, at) } else { shapes::base64_pem(b, at) };
                     *mark = reach;
-                    f.map(|f| Hit { rule: f.rule, value: f.value })
+                    f.map(Hit::from)
                 }
             };
             if let Some(hit) = hit
@@ -339,7 +358,13 @@ fn token(s: &Scanner, b: &[u8], at: usize, i: usize) -> (usize, Option<Hit>) {
         return (end, None);
     }
     let tail = &b[(start + rule.prefix).min(end)..end];
-    (end, judge::random_tail_ok(tail).then_some(Hit { rule: rule.rule, value: start..end }))
+    if !judge::random_tail_ok(tail) {
+        return (end, None);
+    }
+    // A PuTTY key file is named by its first line and redacted whole; anchors inside it are
+    // covered.
+    let whole_end = if rule.rule == RuleId::PuttyPrivateKey { shapes::putty_end(b, end) } else { end };
+    (whole_end, Some(Hit { rule: rule.rule, value: start..end, whole: start..whole_end }))
 }
 
 /// Line numbers for offsets that only grow: each newline is counted once.
@@ -375,10 +400,13 @@ fn resolved_hits(text: &str, limit: usize) -> Vec<Hit> {
         if hits.len() >= limit { std::ops::ControlFlow::Break(()) } else { std::ops::ControlFlow::Continue(()) }
     });
     hits.sort_by_key(|h| (h.value.start, h.value.end));
-    // Specific spans in start order with the furthest end reached so far: a contextual hit
-    // overlaps one iff, among the spans starting before its end, the furthest end passes its
-    // start. A binary search per hit: O(n log n) however the spans nest.
-    let specific: Vec<Range<usize>> = hits.iter().filter(|h| !h.rule.contextual()).map(|h| h.value.clone()).collect();
+    // Specific spans (whole: a password field inside a PEM key's body is part of the key) in
+    // start order with the furthest end reached so far: a contextual hit overlaps one iff,
+    // among the spans starting before its end, the furthest end passes its start. A binary
+    // search per hit: O(n log n) however the spans nest.
+    let mut specific: Vec<Range<usize>> =
+        hits.iter().filter(|h| !h.rule.contextual()).map(|h| h.whole.clone()).collect();
+    specific.sort_by_key(|s| (s.start, s.end));
     let furthest: Vec<usize> = specific
         .iter()
         .scan(0, |end, s| {
@@ -390,7 +418,7 @@ fn resolved_hits(text: &str, limit: usize) -> Vec<Hit> {
         let j = specific.partition_point(|s| s.start < h.end);
         j > 0 && furthest[j - 1] > h.start
     };
-    let kept: Vec<Hit> = hits.into_iter().filter(|h| !h.rule.contextual() || !overlapped(&h.value)).collect();
+    let kept: Vec<Hit> = hits.into_iter().filter(|h| !h.rule.contextual() || !overlapped(&h.whole)).collect();
     kept
 }
 
@@ -417,27 +445,29 @@ pub fn scan_secrets(text: &str) -> Vec<Finding> {
     findings
 }
 
-/// `text` with every credential the scanner finds replaced by `[redacted: RULE]`; `None` when it
-/// holds none. For text the plugin keeps or shows that it did not choose (a reviewer's findings,
-/// a model's reasons): refusing it would lose the work, keeping the key would leak it.
+/// `text` with every credential the scanner finds replaced, whole (a PEM key with its body and
+/// END line), by `[redacted: RULE]`; `None` when it holds none. For text the plugin keeps or
+/// shows that it did not choose (a reviewer's findings, a model's reasons): refusing it would
+/// lose the work, keeping the key would leak it.
 pub fn redact_secrets(text: &str) -> Option<String> {
-    let hits = resolved_hits(text, usize::MAX);
+    let mut hits = resolved_hits(text, usize::MAX);
     if hits.is_empty() {
         return None;
     }
+    hits.sort_by_key(|h| (h.whole.start, h.whole.end));
     let mut out = String::with_capacity(text.len());
     let mut at = 0;
     for hit in hits {
-        if hit.value.end <= at {
+        if hit.whole.end <= at {
             continue;
         }
         // Widened to character boundaries: a span never splits a character, and nothing
         // around it is lost.
-        let mut from = hit.value.start.max(at);
+        let mut from = hit.whole.start.max(at);
         while !text.is_char_boundary(from) {
             from -= 1;
         }
-        let mut to = hit.value.end.min(text.len());
+        let mut to = hit.whole.end.min(text.len());
         while !text.is_char_boundary(to) {
             to += 1;
         }
@@ -468,3 +498,6 @@ mod tests;
 
 #[cfg(test)]
 mod prefilter_tests;
+
+#[cfg(test)]
+mod redaction_tests;

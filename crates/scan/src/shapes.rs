@@ -1,8 +1,14 @@
 //! Credentials recognised by the shape around them rather than a prefix of their own: URL
 //! userinfo, `.netrc` entries, `.pgpass` lines, `mysql -p…`, `Authorization:` headers, PEM
 //! blocks (plain and base64-encoded), JWTs (decoded to tell the jwt.io sample from a real one)
-//! and Azure SAS URLs. Each probe reads a bounded window from its anchor and returns the value's
-//! span and where its examination ended.
+//! and Azure SAS URLs, and the rest of a PuTTY key file after its first line. Each probe reads a
+//! bounded window from its anchor and returns the value's span and where its examination ended.
+//!
+//! A finding has two spans: its `value`, the bytes that name it (judged, fingerprinted), and its
+//! `whole`, what redaction replaces: the value and whatever of the credential continues it (a
+//! PEM key's body and END line, the lines of a PuTTY file, the wrapped lines of base64, a token's
+//! characters past what the judgement read). Fingerprints stay on the value, so an operator's
+//! acknowledgements keep naming what they named.
 
 use super::judge;
 use super::keyed;
@@ -11,7 +17,20 @@ use std::ops::Range;
 
 pub struct Found {
     pub rule: RuleId,
+    /// The bytes that name the credential: judged and fingerprinted.
     pub value: Range<usize>,
+    /// The bytes redaction replaces: `value` and what continues it.
+    pub whole: Range<usize>,
+}
+
+impl Found {
+    fn new(rule: RuleId, value: Range<usize>) -> Found {
+        Found { rule, whole: value.clone(), value }
+    }
+
+    fn widened(rule: RuleId, value: Range<usize>, end: usize) -> Found {
+        Found { rule, whole: value.start..end.max(value.end), value }
+    }
 }
 
 /// Where `needle` first occurs in `hay`: a byte test per position, a compare only where the
@@ -53,8 +72,34 @@ fn local_host(h: &[u8]) -> bool {
         || [&b"host"[..], b"hostname", b"server", b"db", b"database"].iter().any(|w| is(w))
 }
 
+/// What a byte is to a URL's authority after the scheme.
+#[derive(Clone, Copy)]
+enum Authority {
+    Text,
+    At,
+    Colon,
+    End,
+}
+
+const AUTHORITY: [Authority; 256] = {
+    let mut table = [Authority::Text; 256];
+    let mut i = 0;
+    while i < 256 {
+        table[i] = match i as u8 {
+            b'@' => Authority::At,
+            b':' => Authority::Colon,
+            b' ' | b'\t' | b'\r' | b'\n' | b'/' | b'?' | b'#' | b'"' | b'\'' | b'<' | b'>' => Authority::End,
+            _ => Authority::Text,
+        };
+        i += 1;
+    }
+    table
+};
+
 /// `scheme://user:password@host`: the password, unless it is a placeholder, a reference, the
-/// user's own name, or a non-random default on a local or documentation host.
+/// user's own name, or a non-random default on a local or documentation host. The userinfo
+/// ends at the authority's last `@` (as URL parsers read it), so a password written with an
+/// `@` in it is found whole.
 pub fn url_credentials(b: &[u8], at: usize) -> Option<Found> {
     let mut s = at;
     while s > 0 && at - s < 32 && (b[s - 1].is_ascii_alphanumeric() || matches!(b[s - 1], b'+' | b'.' | b'-')) {
@@ -70,22 +115,42 @@ pub fn url_credentials(b: &[u8], at: usize) -> Option<Found> {
         return None;
     }
     let pass_start = user_end + 1;
-    let pass_end = walk(b, pass_start, 256, |c| stop(c) || c == b':');
-    if b.get(pass_end) != Some(&b'@') || pass_end == pass_start {
-        return None;
+    // The rest of the authority in one walk: its first and last `@`, and where the host after
+    // the last one ends (at its port or the authority's end).
+    let (mut first_at, mut last_at, mut port) = (None, None, None);
+    let mut k = pass_start;
+    let end = b.len().min(pass_start + 512);
+    while k < end {
+        match AUTHORITY[usize::from(b[k])] {
+            Authority::Text => {}
+            Authority::At => (first_at, last_at, port) = (first_at.or(Some(k)), Some(k), None),
+            Authority::Colon => port = port.or(last_at.map(|_| k)),
+            Authority::End => break,
+        }
+        k += 1;
     }
-    let (user, pass) = (&b[user_start..user_end], &b[pass_start..pass_end]);
-    if pass.len() < 3 || user == pass || judge::is_password_placeholder(pass) || judge::is_reference(pass) {
-        return None;
-    }
-    if user.is_empty() && pass.starts_with(b"$") {
-        return None;
-    }
-    let host_end = walk(b, pass_end + 1, 256, |c| stop(c) && c != b'@');
-    if local_host(&b[pass_end + 1..host_end]) && !judge::looks_random(pass) {
-        return None;
-    }
-    Some(Found { rule: RuleId::PasswordInUrl, value: pass_start..pass_end })
+    let (first_at, last_at) = (first_at?, last_at?);
+    let judged = |pass_end: usize, host_end: usize| {
+        let (user, pass) = (&b[user_start..user_end], &b[pass_start..pass_end]);
+        pass_end - pass_start <= 256
+            && pass.len() >= 3
+            && user != pass
+            && !judge::is_password_placeholder(pass)
+            && !judge::is_reference(pass)
+            && !(user.is_empty() && pass.starts_with(b"$"))
+            && (!local_host(&b[pass_end + 1..host_end]) || judge::looks_random(pass))
+    };
+    // The part before the first `@` is judged first (what was always read, and fingerprinted);
+    // the password with its `@`s when that part is not one. The userinfo ends at the last `@`.
+    let last_host_end = port.unwrap_or(k);
+    let value_end = if first_at == last_at {
+        judged(first_at, last_host_end).then_some(first_at)
+    } else if judged(first_at, walk(b, first_at + 1, 256, |c| stop(c) && c != b'@')) {
+        Some(first_at)
+    } else {
+        judged(last_at, last_host_end).then_some(last_at)
+    };
+    value_end.map(|end| Found::widened(RuleId::PasswordInUrl, pass_start..end, last_at))
 }
 
 /// The next whitespace-separated token from `i` (spaces and newlines both separate in .netrc).
@@ -116,9 +181,10 @@ pub fn netrc(b: &[u8], at: usize, _floor: usize) -> (usize, Option<Found>) {
             b"login" => user = &b[arg.clone()],
             b"password" => {
                 let pass = &b[arg.clone()];
+                let whole = quoted_on(b, arg.clone());
                 let found = (pass != user && judge::literal_password(pass, 4))
-                    .then(|| Found { rule: RuleId::NetrcPassword, value: arg.clone() });
-                return (arg.end, found);
+                    .then(|| Found::widened(RuleId::NetrcPassword, arg.clone(), whole.end));
+                return (whole.end, found);
             }
             _ => {}
         }
@@ -126,10 +192,42 @@ pub fn netrc(b: &[u8], at: usize, _floor: usize) -> (usize, Option<Found>) {
     (i, None)
 }
 
+/// A word that opens a quote it does not close (`"two words"` read as `"two`): through the
+/// closing quote on the same line, if there is one within 256 bytes; else the word.
+fn quoted_on(b: &[u8], word: Range<usize>) -> Range<usize> {
+    let Some(&q) = b.get(word.start).filter(|_| !word.is_empty()) else { return word };
+    if !matches!(q, b'"' | b'\'') || (word.len() > 1 && b[word.end - 1] == q) {
+        return word;
+    }
+    let close = walk(b, word.start + 1, 256, |c| c != q && c != b'\n');
+    if b.get(close) == Some(&q) { word.start..close + 1 } else { word }
+}
+
+/// Where a pgpass password that goes on past a space ends (the entry's word, from `entry_start`,
+/// ends at `end`): an entry on a line of its own runs to the line's end, one opened by a quote
+/// to its closing quote.
+fn rest_of_password(b: &[u8], entry_start: usize, end: usize) -> usize {
+    if !matches!(b.get(end), Some(b' ' | b'\t')) {
+        return end;
+    }
+    match entry_start.checked_sub(1).map(|i| b[i]) {
+        None | Some(b'\n') => {
+            let line = walk(b, end, 256, |c| c != b'\n' && c != b'\r');
+            end + b[end..line].trim_ascii_end().len()
+        }
+        Some(q @ (b'"' | b'\'')) => {
+            let close = walk(b, end, 256, |c| c != q && c != b'\n');
+            if b.get(close) == Some(&q) { close } else { end }
+        }
+        _ => end,
+    }
+}
+
 /// `.pgpass`: `host:port:database:user:password`, a line of its own or a word of a command
-/// (`echo '…' >> ~/.pgpass`); the anchor is the port field. Returns where examination ended.
-/// Never reads back past `floor`, where the previous examination ended: a word that starts
-/// before it was read then, and was too long to be a line of its own.
+/// (`echo '…' >> ~/.pgpass`); the anchor is the port field. `\:` is a colon inside a field. The
+/// password's word is judged (and fingerprinted); its whole runs to the end of its line (or
+/// quote), spaces and all. Returns where examination ended. Never reads back past `floor`, where the previous examination ended: a word that
+/// starts before it was read then, and was too long to be a line of its own.
 pub fn pgpass(b: &[u8], at: usize, floor: usize) -> (usize, Option<Found>) {
     let edge = |c: u8| is_space(c) || matches!(c, b'"' | b'\'' | b'`');
     let mut start = at;
@@ -140,15 +238,25 @@ pub fn pgpass(b: &[u8], at: usize, floor: usize) -> (usize, Option<Found>) {
     if start > 0 && !edge(b[start - 1]) || end < b.len() && !edge(b[end]) {
         return (end, None);
     }
-    let fields: Vec<&[u8]> = b[start..end].split(|&c| c == b':').collect();
-    if fields.len() != 5 || fields[..4].iter().any(|f| f.is_empty()) {
+    // The four separating colons (`\:` is one inside a field).
+    let (mut colons, mut n, mut k) = ([0usize; 4], 0, start);
+    while k < end {
+        match b[k] {
+            b'\\' => k += 2,
+            b':' if n == 4 => return (end, None),
+            b':' => (colons[n], n, k) = (k, n + 1, k + 1),
+            _ => k += 1,
+        }
+    }
+    if n != 4 || colons[0] == start || colons.windows(2).any(|w| w[1] == w[0] + 1) {
         return (end, None);
     }
-    let (user, pass) = (fields[3], fields[4]);
+    let (user, pass) = (&b[colons[2] + 1..colons[3]], &b[colons[3] + 1..end]);
+    let whole_end = rest_of_password(b, start, end);
     if pass == user || !judge::literal_password(pass, 4) {
-        return (end, None);
+        return (whole_end, None);
     }
-    (end, Some(Found { rule: RuleId::PgpassPassword, value: end - pass.len()..end }))
+    (whole_end, Some(Found::widened(RuleId::PgpassPassword, colons[3] + 1..end, whole_end)))
 }
 
 /// `mysql … -pPASSWORD` or `--password=PASSWORD` (also mysqldump, mysqladmin, …). `-p` alone
@@ -186,15 +294,20 @@ pub fn mysql(b: &[u8], at: usize, _floor: usize) -> (usize, Option<Found>) {
         };
         let value = value.strip_suffix(b"\r").unwrap_or(value);
         // Quotes around the value are not part of it (an unclosed one is kept: a byte, never
-        // half a character, is dropped).
+        // half a character, is dropped; what it opens runs on to its close, `-p"two words"`).
         let (value, value_start) = match value {
             [q @ (b'"' | b'\''), inner @ .., last] if last == q => (inner, word.start + offset + 1),
             _ => (value, word.start + offset),
         };
+        let whole = quoted_on(b, value_start..value_start + value.len());
         if value != user && judge::literal_password(value, 4) {
             return (
                 end,
-                Some(Found { rule: RuleId::MysqlCliPassword, value: value_start..value_start + value.len() }),
+                Some(Found::widened(
+                    RuleId::MysqlCliPassword,
+                    value_start..value_start + value.len(),
+                    whole.end.min(end),
+                )),
             );
         }
     }
@@ -202,6 +315,8 @@ pub fn mysql(b: &[u8], at: usize, _floor: usize) -> (usize, Option<Found>) {
 }
 
 /// `Authorization: Bearer|Basic|Token|Bot VALUE` (a header line, a curl `-H`, a JSON field).
+/// The value is judged on its token characters; the whole runs on to the header value's end
+/// (`Bearer abc%2Fdef` loses all of it).
 pub fn authorization(b: &[u8], at: usize) -> Option<Found> {
     let name_end = at + 13;
     if !b.get(at..name_end).is_some_and(|n| n.eq_ignore_ascii_case(b"authorization")) {
@@ -234,7 +349,10 @@ pub fn authorization(b: &[u8], at: usize) -> Option<Found> {
     if value.len() < 8 || value_end - value_start >= 2048 || value.starts_with(b"eyJ") {
         return None;
     }
-    let found = |rule| Some(Found { rule, value: value_start..value_end });
+    let header_end = walk(b, value_end, 2048, |c| {
+        !is_space(c) && !matches!(c, b'"' | b'\'' | b'`' | b'\\' | b',' | b';' | b'<' | b'>')
+    });
+    let found = |rule| Some(Found::widened(rule, value_start..value_end, header_end));
     match scheme {
         b"basic" => judge::basic_credentials(value).then_some(()).and(found(RuleId::AuthorizationHeader)),
         b"bot" if keyed::discord_shape(value) => found(RuleId::DiscordBotToken),
@@ -248,41 +366,232 @@ pub fn authorization(b: &[u8], at: usize) -> Option<Found> {
     }
 }
 
+/// The bytes of standard base64, as a table: the multi-line walks read whole key bodies.
+const BASE64_BYTES: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut i = 0;
+    while i < 256 {
+        let c = i as u8;
+        table[i] = c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'=');
+        i += 1;
+    }
+    table
+};
+
+fn is_base64(c: u8) -> bool {
+    BASE64_BYTES[usize::from(c)]
+}
+
+/// The most a multi-line credential's walk reads (a PEM key's lines, a PuTTY file): far more
+/// than any key holds (an RSA-8192 PEM is 6 KB), and a bound.
+const MAX_BLOCK: usize = 1 << 20;
+
+/// The line break(s) at `i` and the next line's indentation: a newline (`\r\n`, `\r` too) or its
+/// escape in a string (`\n` in JSON, `\\n` in JSON inside a JSON string, and deeper), with the
+/// spaces and tabs around it (a YAML block's indentation). Returns where the next line's text
+/// starts and how many lines ended there; `(i, 0)` when no line ends at `i`.
+fn next_line(b: &[u8], i: usize) -> (usize, usize) {
+    let (mut j, mut breaks) = (i, 0);
+    for _ in 0..256 {
+        match b.get(j) {
+            Some(b'\n') => (j, breaks) = (j + 1, breaks + 1),
+            // A `\r` ends a line unless a `\n` follows (and ends it).
+            Some(b'\r') => (j, breaks) = (j + 1, breaks + usize::from(b.get(j + 1) != Some(&b'\n'))),
+            Some(b' ' | b'\t') => j += 1,
+            Some(b'\\') => {
+                let escaped = walk(b, j, 8, |c| c == b'\\');
+                match b.get(escaped) {
+                    Some(b'n') => (j, breaks) = (escaped + 1, breaks + 1),
+                    Some(b'r') => (j, breaks) = (escaped + 1, breaks + usize::from(b.get(escaped + 1) != Some(&b'\\'))),
+                    _ => break,
+                }
+            }
+            _ => break,
+        }
+    }
+    if breaks == 0 { (i, 0) } else { (j, breaks) }
+}
+
+/// Whether a line's text ends at `i`: a line break, the end of the text, or the closing quote
+/// of the string that holds it.
+fn line_ends(b: &[u8], i: usize) -> bool {
+    i >= b.len()
+        || next_line(b, i).1 > 0
+        || matches!(b[i], b'"' | b'\'' | b'`')
+        || (b[i] == b'\\' && b.get(i + 1) == Some(&b'"'))
+}
+
+/// Where the text of the line from `i` ends (at a newline or an escaped one), if it does within
+/// `max` bytes.
+fn line_text_end(b: &[u8], i: usize, max: usize) -> Option<usize> {
+    let mut j = i;
+    while j < b.len() && j - i < max {
+        match b[j] {
+            b'\n' | b'\r' => return Some(j),
+            b'\\' if matches!(b.get(walk(b, j, 8, |c| c == b'\\')), Some(b'n' | b'r')) => return Some(j),
+            _ => j += 1,
+        }
+    }
+    (j >= b.len()).then_some(j)
+}
+
+/// An RFC 1421 or OpenPGP armor header at `i` (`Proc-Type: 4,ENCRYPTED`, `DEK-Info: …`,
+/// `Version: …`): where its text ends. A line holding `-----` is none (so a walk never reads on
+/// past another block's BEGIN line).
+fn armor_header(b: &[u8], i: usize) -> Option<usize> {
+    if !b.get(i)?.is_ascii_alphabetic() {
+        return None;
+    }
+    let name_end = walk(b, i, 32, |c| c.is_ascii_alphanumeric() || c == b'-');
+    if b.get(name_end) != Some(&b':') {
+        return None;
+    }
+    let end = line_text_end(b, name_end + 1, 256)?;
+    find(&b[name_end..end], b"-----").is_none().then_some(end)
+}
+
 /// `-----BEGIN … PRIVATE KEY-----` followed at once by a body: the next line (after a newline
-/// or a `\n` escape, as in a GCP service-account JSON) is 40+ base64 characters, or an encrypted
-/// key's `Proc-Type:` header. A documented `MIIE...` stub, or the header quoted in prose, is not.
+/// or its escape, as in a GCP service-account JSON) is 40+ base64 characters, possibly after
+/// armor headers, or an encrypted key's `Proc-Type:` header. A documented `MIIE...` stub, or
+/// the header quoted in prose, is not. The value is the BEGIN line (what the fingerprint was
+/// always taken from); the whole runs through the END line (see `pem_block`).
 pub fn pem(b: &[u8], at: usize) -> Option<Found> {
     let close = at + 10 + find(b.get(at + 10..(at + 84).min(b.len()))?, b"-----")?;
     let header_end = close + 5;
     find(&b[at..close], b"PRIVATE KEY")?;
-    // The line break (and the indentation of a YAML block) before the body.
-    let mut i = header_end;
-    let mut broke = false;
-    for _ in 0..40 {
-        match (b.get(i), b.get(i + 1)) {
-            (Some(b'\r' | b'\n'), _) => (i, broke) = (i + 1, true),
-            (Some(b' ' | b'\t'), _) if broke => i += 1,
-            (Some(b'\\'), Some(b'n' | b'r')) => (i, broke) = (i + 2, true),
-            _ => break,
+    let (key, end) = pem_block(b, header_end);
+    key.then(|| Found::widened(RuleId::PrivateKey, at..header_end, end))
+}
+
+/// The lines of a PEM block after its BEGIN line: armor headers (before the body), blank lines
+/// (before the body), base64 lines, through the `-----END …-----` marker; without one (a paste
+/// cut short, a string closed early), through the last line that reads as body: a blank line,
+/// or a line of anything but base64, ends it. Returns whether it reads as a key's and where it
+/// ends. Linear over calls: no line it reads through holds `-----BEGIN`.
+fn pem_block(b: &[u8], header_end: usize) -> (bool, usize) {
+    let (mut i, mut end) = (header_end, header_end);
+    let (mut key, mut body, mut headers) = (false, false, 0);
+    while i - header_end < MAX_BLOCK {
+        let (next, breaks) = next_line(b, i);
+        if breaks == 0 {
+            break;
+        }
+        i = next;
+        if b[i..].starts_with(b"-----END") {
+            if let Some(close) = b.get(i + 8..(i + 84).min(b.len())).and_then(|s| find(s, b"-----")) {
+                end = i + 8 + close + 5;
+            }
+            break;
+        }
+        if body && breaks > 1 {
+            break;
+        }
+        if !body
+            && headers < 16
+            && let Some(text_end) = armor_header(b, i)
+        {
+            key |= headers == 0 && b[i..].starts_with(b"Proc-Type:");
+            (headers, i, end) = (headers + 1, text_end, text_end);
+            continue;
+        }
+        let run = walk(b, i, MAX_BLOCK, is_base64);
+        let whole_line = line_ends(b, run);
+        // A line that stops short (`MIIE...`, a word of prose) is body only where it opens
+        // the body, or when it is long.
+        if run == i || !(whole_line || !body || run - i >= 16) {
+            break;
+        }
+        key |= !body && run - i >= 40;
+        (body, i, end) = (true, run, run);
+        if !whole_line {
+            break;
         }
     }
-    if !broke {
-        return None;
-    }
-    let body = walk(b, i, 40, |c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'='));
-    (body - i >= 40 || b[i..].starts_with(b"Proc-Type:"))
-        .then_some(Found { rule: RuleId::PrivateKey, value: at..header_end })
+    (key, end)
 }
 
 /// Base64 of a PEM block (`LS0tLS1CRUdJTi…` is `-----BEGIN`): a private key when its decoded
-/// header says so (a certificate's does not). Returns where examination ended (the run's end).
+/// header says so (a certificate's does not). On one line (a kubeconfig's `client-key-data`), or
+/// wrapped as `base64` and `openssl base64` write it: lines of one width (40 to 120), the last
+/// one no longer, in a YAML block or a JSON string with `\n` escapes. The value is the first
+/// line (what the fingerprint was always taken from), the whole every line. Returns where
+/// examination ended (the block's end).
 pub fn base64_pem(b: &[u8], at: usize) -> (usize, Option<Found>) {
-    let end = walk(b, at, 64 * 1024, |c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'='));
-    let head = &b[at..(at + 96).min(end)];
-    let Some(decoded) = judge::base64_decode(&head[..head.len() / 4 * 4]) else { return (end, None) };
+    const MAX: usize = 64 * 1024;
+    let first = walk(b, at, MAX, is_base64);
+    let width = first - at;
+    let mut head = [0u8; 96];
+    let mut held = width.min(96);
+    head[..held].copy_from_slice(&b[at..at + held]);
+    let mut end = first;
+    if (40..=120).contains(&width) {
+        while end - at < MAX {
+            let (next, breaks) = next_line(b, end);
+            if breaks != 1 {
+                break;
+            }
+            let run = walk(b, next, width + 1, is_base64);
+            if run == next || run - next > width || !line_ends(b, run) {
+                break;
+            }
+            let more = (run - next).min(96 - held);
+            head[held..held + more].copy_from_slice(&b[next..next + more]);
+            (held, end) = (held + more, run);
+            if run - next < width {
+                break;
+            }
+        }
+    }
+    let Some(decoded) = judge::base64_decode(&head[..held / 4 * 4]) else { return (end, None) };
     let header_end = decoded.iter().skip(5).position(|&c| c == b'-').map_or(decoded.len(), |i| i + 5);
     let private = decoded[..header_end].windows(11).any(|w| w == b"PRIVATE KEY");
-    (end, (private && end - at >= 200).then_some(Found { rule: RuleId::Base64PrivateKey, value: at..end }))
+    (end, (private && end - at >= 200).then(|| Found::widened(RuleId::Base64PrivateKey, at..first, end)))
+}
+
+/// The header lines of a PuTTY key file after its first (`PuTTY-User-Key-File-N: TYPE`); the
+/// last two end the file.
+const PUTTY_HEADERS: [&[u8]; 11] = [
+    b"Encryption",
+    b"Comment",
+    b"Public-Lines",
+    b"Key-Derivation",
+    b"Argon2-Memory",
+    b"Argon2-Passes",
+    b"Argon2-Parallelism",
+    b"Argon2-Salt",
+    b"Private-Lines",
+    b"Private-MAC",
+    b"Private-Hash",
+];
+
+/// The end of a PuTTY key file whose first line's key type ends at `from`: the rest of that
+/// line, then its header lines (each once) and base64 lines through `Private-MAC:` (v1's
+/// `Private-Hash:`); a file cut short ends at its last such line.
+pub fn putty_end(b: &[u8], from: usize) -> usize {
+    let mut end = line_text_end(b, from, 256).unwrap_or(from);
+    let (mut i, mut seen) = (end, 0u32);
+    while i - from < MAX_BLOCK {
+        let (next, breaks) = next_line(b, i);
+        if breaks != 1 {
+            break;
+        }
+        let name_end = walk(b, next, 24, |c| c.is_ascii_alphanumeric() || c == b'-');
+        let header = PUTTY_HEADERS.iter().position(|h| *h == &b[next..name_end]);
+        if let Some(k) = header.filter(|_| b.get(name_end) == Some(&b':')) {
+            let Some(text_end) = line_text_end(b, name_end + 1, 1024).filter(|_| seen & 1 << k == 0) else { break };
+            (seen, i, end) = (seen | 1 << k, text_end, text_end);
+            if k >= 9 {
+                break;
+            }
+            continue;
+        }
+        let run = walk(b, next, 4096, is_base64);
+        if run == next || !line_ends(b, run) {
+            break;
+        }
+        (i, end) = (run, run);
+    }
+    end
 }
 
 /// `eyJ….eyJ….sig`: a JWT whose header decodes to JSON naming an algorithm, and whose payload
@@ -315,7 +624,12 @@ pub fn jwt(b: &[u8], at: usize) -> (usize, Option<Found>) {
     let sample = judge::longest_sequence(&digits) >= 6
         || [&b"john doe"[..], b"example", b"sample", b"demo", b"your-", b"placeholder"].iter().any(|w| marked(w));
     let found = !sample && judge::random_tail_ok(&b[p_end + 1..s_end]);
-    (s_end, found.then_some(Found { rule: RuleId::Jwt, value: at..s_end }))
+    // A signature written in standard base64 (`+`, `/`, `=`) is one run with its URL-safe start.
+    if !found {
+        return (s_end, None);
+    }
+    let whole_end = walk(b, s_end, 1024, |c| is_base64(c) || c == b'_' || c == b'-');
+    (whole_end, Some(Found::widened(RuleId::Jwt, at..s_end, whole_end)))
 }
 
 /// `…?sv=…&sig=SIGNATURE`: an Azure shared access signature (the `sig` of a URL that also
@@ -335,5 +649,5 @@ pub fn azure_sas(b: &[u8], at: usize, floor: usize) -> Option<Found> {
     let end = walk(b, start, 256, |c| c.is_ascii_alphanumeric() || matches!(c, b'%' | b'+' | b'/' | b'='));
     let sig = &b[start..end];
     (sas && sig.len() >= 30 && !judge::is_placeholder(sig) && judge::shannon_entropy(sig) >= 3.5)
-        .then_some(Found { rule: RuleId::AzureSasToken, value: start..end })
+        .then(|| Found::new(RuleId::AzureSasToken, start..end))
 }

@@ -8,15 +8,15 @@ use super::*;
 use wasm_bindgen_test::wasm_bindgen_test as test;
 
 /// `n` characters of a fixed but irregular mix of letters and digits.
-fn mixed(n: usize) -> String {
+pub fn mixed(n: usize) -> String {
     "aB3dE5fG7hJ9kLmN2pQ4rS6tU8vW0xYzq8Zr7kT2Lp9xW3v".chars().cycle().take(n).collect()
 }
 
-fn hex(n: usize) -> String {
+pub fn hex(n: usize) -> String {
     "3f9a0c7e51b2d84f6a1e9c03b7d52f8e4a6c1d9b0e7f3a25".chars().cycle().take(n).collect()
 }
 
-fn b64(s: &str) -> String {
+pub fn b64(s: &str) -> String {
     const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::new();
     for chunk in s.as_bytes().chunks(3) {
@@ -28,7 +28,7 @@ fn b64(s: &str) -> String {
     out
 }
 
-fn b64url(s: &str) -> String {
+pub fn b64url(s: &str) -> String {
     b64(s).trim_end_matches('=').replace('+', "-").replace('/', "_")
 }
 
