@@ -11,7 +11,7 @@
 //! A finding has a value, the bytes that name it (judged, and fingerprinted for an operator's
 //! acknowledgement), and a whole, the bytes redaction replaces: a PEM key's value is its BEGIN
 //! line, its whole the block through the END line; a PuTTY file's value is its first line, its
-//! whole the file.
+//! whole the file. Those two are fingerprinted on their whole: every RSA key shares a BEGIN line.
 //!
 //! Owns: the rule table (`rules`), the probes (`keyed`, `shapes`), the judgements (`judge`),
 //! and the public API (`scan_secrets`, `redact_secrets`, `fingerprint`), and the list of characters
@@ -431,11 +431,12 @@ pub fn scan_secrets(text: &str) -> Vec<Finding> {
         let line = lines.line_at(text, hit.value.start);
         if seen.insert((hit.rule, line)) {
             let value = String::from_utf8_lossy(&text.as_bytes()[hit.value.clone()]);
+            let named = if hit.rule.named_by_its_header() { hit.whole.clone() } else { hit.value.clone() };
             findings.push(Finding {
                 rule: hit.rule.id(),
                 line,
                 message: format!("{} ({})", hit.rule.what(), redact(&value)),
-                fingerprint: fingerprint(hit.rule, value.as_bytes()),
+                fingerprint: fingerprint(hit.rule, &text.as_bytes()[named]),
             });
             if findings.len() >= MAX_SECRET_FINDINGS {
                 break;

@@ -633,7 +633,8 @@ fn values_that_run_on_past_their_first_stop_are_redacted_whole() {
 #[test]
 fn fingerprints_are_taken_from_the_same_bytes_as_before() {
     // Recorded before redaction covered whole values: operators keep these in
-    // `accepted-findings`, so the bytes a finding is fingerprinted on must not move.
+    // `accepted-findings`, so the bytes a finding is fingerprinted on must not move (but for the
+    // two rules named by a shared header, now fingerprinted on their whole block).
     const RECORDED: &[(&str, &str)] = &[
         ("aws-access-key-id", "aws-access-key-id@5eed68be0b4d"),
         ("github-pat", "github-pat@6c20c85d3519"),
@@ -663,9 +664,9 @@ fn fingerprints_are_taken_from_the_same_bytes_as_before() {
         ("digitalocean-token", "digitalocean-token@b36de348a08f"),
         ("vault-token", "vault-token@40caa2e12095"),
         ("age-secret-key", "age-secret-key@5e376ed9879a"),
-        ("private-key", "private-key@8bcac7908eb9"),
+        ("private-key", "private-key@1181d493ca13"),
         ("base64-private-key", "base64-private-key@44f23dbaed2b"),
-        ("putty-private-key", "putty-private-key@050bf77a7e26"),
+        ("putty-private-key", "putty-private-key@a161ed1f099e"),
         ("jwt", "jwt@f57e2f2c4e9b"),
         ("password-in-url", "password-in-url@e46ef066db34"),
         ("generic-secret", "generic-secret@2c37f518f5bd"),
@@ -701,16 +702,23 @@ fn fingerprints_are_taken_from_the_same_bytes_as_before() {
         let findings = scan_secrets(&format!("# Setup\n\nsome prose\n{text}\nmore prose\n"));
         assert_eq!(findings.first().map(|f| f.fingerprint.as_str()), Some(*fingerprint), "{rule}");
     }
-    // A PEM key is fingerprinted on its BEGIN line, a PuTTY file on its first line, as before.
+    // A PEM key and a PuTTY file are fingerprinted on their whole block (before, on the header
+    // every key of the kind shares): accepting one test key accepts no other.
     let mut r = Random::new(23);
-    let key = pem("RSA PRIVATE KEY", &rsa_body(&mut r), "\n");
+    let body = rsa_body(&mut r);
+    let key = pem("RSA PRIVATE KEY", &body, "\n");
     let findings = scan_secrets(&key);
     assert_eq!(findings.len(), 1, "{findings:?}");
-    assert_eq!(findings[0].fingerprint, fingerprint(RuleId::PrivateKey, b"-----BEGIN RSA PRIVATE KEY-----"));
+    let end = key.find("-----END").and_then(|at| key[at..].find("KEY-----").map(|e| at + e + 8)).unwrap();
+    assert_eq!(findings[0].fingerprint, fingerprint(RuleId::PrivateKey, &key.as_bytes()[..end]));
+    let other = pem("RSA PRIVATE KEY", &rsa_body(&mut r), "\n");
+    assert_ne!(scan_secrets(&other)[0].fingerprint, findings[0].fingerprint, "two RSA keys, one fingerprint");
     let (file, _) = putty(&mut r, 3, true, "\n");
+    let (another, _) = putty(&mut r, 3, true, "\n");
     let findings = scan_secrets(&file);
     assert_eq!(findings.len(), 1, "{findings:?}");
-    assert_eq!(
+    assert_ne!(scan_secrets(&another)[0].fingerprint, findings[0].fingerprint, "two PuTTY files, one fingerprint");
+    assert_ne!(
         findings[0].fingerprint,
         fingerprint(RuleId::PuttyPrivateKey, format!("{}3: ssh-rsa", "PuTTY-User-Key-File-").as_bytes())
     );

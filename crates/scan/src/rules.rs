@@ -85,6 +85,13 @@ rules! {
 }
 
 impl RuleId {
+    /// Rules whose value is a header naming a block (a PEM key's BEGIN line, a PuTTY file's first
+    /// line): every key of a kind shares it, so such a finding is fingerprinted on its whole block,
+    /// and accepting one test key in a skill never accepts another key of the same kind.
+    pub fn named_by_its_header(self) -> bool {
+        matches!(self, RuleId::PrivateKey | RuleId::PuttyPrivateKey)
+    }
+
     /// Rules that judge a value by the place it sits in (a key name, a URL, a header). When a
     /// token rule names the same bytes, the token rule's finding is the one reported.
     pub fn contextual(self) -> bool {
