@@ -141,6 +141,8 @@ impl Host for WitHost {
         clock::now_ms()
     }
 
+    /// Every log line leaves the plugin redacted: messages quote hosts' errors, skills' names
+    /// and files, and reviewers; each host prints or keeps them as they come.
     fn log(&self, level: host::Level, message: &str) {
         let level = match level {
             host::Level::Debug => log::Level::Debug,
@@ -148,7 +150,10 @@ impl Host for WitHost {
             host::Level::Warn => log::Level::Warn,
             host::Level::Error => log::Level::Error,
         };
-        log::log(level, message)
+        match crate::library::scan::redact_secrets(message) {
+            Some(clean) => log::log(level, &clean),
+            None => log::log(level, message),
+        }
     }
 }
 

@@ -221,7 +221,9 @@ fn redaction_marks(text: &str) -> Vec<&str> {
         .collect()
 }
 
+/// A failure of the trail, logged and returned: the host's transport words redacted first.
 fn trail_error(host: &impl Host, message: &str) -> Value {
+    let message = crate::library::scan::redact_secrets(message).unwrap_or_else(|| message.to_string());
     host.log(Level::Warn, &format!("review-loop trail: {message}"));
     json!({"error": message})
 }
