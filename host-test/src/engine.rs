@@ -121,12 +121,18 @@ pub fn load_from_disk_or_compile(
         // engine's compatibility hash. wasmtime still checks the header and version.
         match unsafe { Component::deserialize_file(engine, &path) } {
             Ok(component) => return Ok((component, CacheOutcome::Hit)),
-            Err(err) => eprintln!("self-evolve: ignoring unusable cache entry {}: {err:#}", path.display()),
+            Err(err) => eprintln!(
+                "self-evolve: ignoring unusable cache entry {}",
+                crate::text::shown_error(&format!("{}: {err:#}", path.display()))
+            ),
         }
     }
     let component = compile(engine, wasm)?;
     if let Err(err) = store(&component, dir, &path) {
-        eprintln!("self-evolve: could not write the compile cache {}: {err:#}", path.display());
+        eprintln!(
+            "self-evolve: could not write the compile cache {}",
+            crate::text::shown_error(&format!("{}: {err:#}", path.display()))
+        );
     }
     Ok((component, CacheOutcome::Miss))
 }

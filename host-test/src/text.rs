@@ -30,6 +30,12 @@ pub fn visible_lines(text: &str) -> String {
     text.split('\n').map(visible).collect::<Vec<_>>().join("\n")
 }
 
+/// An error or log text for a person's stderr: credentials redacted (an error may quote a remote
+/// URL with its password, or a file's line), then `visible_lines`.
+pub fn shown_error(text: &str) -> String {
+    visible_lines(&self_evolve_scan::redact_secrets(text).unwrap_or_else(|| text.to_string()))
+}
+
 /// `visible` for JSON a person may read on a terminal (`--json` answers): every hidden or control
 /// character is written as a JSON escape (`\u202e`; a surrogate pair past U+FFFF), so a parser
 /// reads the same value while a terminal obeys nothing. serde escapes only C0 controls, quotes
@@ -58,6 +64,13 @@ pub fn visible_json(json: &str) -> Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::{visible, visible_json, visible_lines};
+
+    #[test]
+    fn an_error_shown_has_its_credentials_redacted_and_its_escapes_visible() {
+        let shown = super::shown_error("fetch https://ci:hunter2-Kq9vXz7@git.example.com/lib.git failed\n\x1b[2J");
+        assert!(!shown.contains("hunter2-Kq9vXz7") && shown.contains("[redacted: password-in-url]"), "{shown}");
+        assert!(shown.ends_with("\n\\u{1b}[2J"), "{shown}");
+    }
 
     #[test]
     fn lines_keep_their_newlines_and_lose_their_carriage_returns() {

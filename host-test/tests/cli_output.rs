@@ -212,11 +212,9 @@ fn every_output_path_shows_hostile_characters_escaped() {
     assert!(failures.is_empty(), "{} of {} output paths:\n{}", failures.len(), ROWS.len(), failures.join("\n"));
 }
 
-/// The paths outside the CLI's files, walked with the same value; `event` still writes the
-/// plugin's decision lines as they are (serde leaves C1 controls and bidi marks raw). Its fix is
-/// one line in `live/event.rs` (`text::visible_json(&line)`), owned with the live hooks.
+/// The paths outside the CLI's files, walked with the same value: `event` writes the plugin's
+/// decision lines through `visible_json` (serde leaves C1 controls and bidi marks raw).
 #[test]
-#[ignore = "live/event.rs prints decision lines raw: fixed with the live hooks, then un-ignored"]
 fn the_live_paths_show_hostile_characters_escaped() {
     let dir = tempfile::tempdir().unwrap();
     let home = home(dir.path());

@@ -185,7 +185,7 @@ pub fn main() -> ExitCode {
         }
         // Errors quote paths and arguments: shown through `visible`, never obeyed.
         Err(err) => {
-            eprintln!("self-evolve: {}", crate::text::visible_lines(&format!("{err:#}")));
+            eprintln!("self-evolve: {}", crate::text::shown_error(&format!("{err:#}")));
             ExitCode::FAILURE
         }
     }
@@ -304,7 +304,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
                         (Some(id), _) => crate::say!(
                             "conflict   {} (the merged version is on disk; your edits git could not merge are staged as {id}: `self-evolve skills diff {id}`{})",
                             shown(&c.file),
-                            c.kept.as_deref().map(|k| format!("; your whole version is kept at {}", shown(k))).unwrap_or_default()
+                            c.kept
+                                .as_deref()
+                                .map(|k| format!("; your whole version is kept at {}", shown(k)))
+                                .unwrap_or_default()
                         ),
                         (None, Some(kept)) => crate::say!(
                             "conflict   {} (the merged version is on disk; yours is kept at {}: {})",
@@ -374,7 +377,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             if let Some(git) = crate::live::config::HostFile::load(&home).ok().and_then(|f| f.git)
                 && let Err(err) = crate::team::commit_landed(&home, &git)
             {
-                eprintln!("self-evolve: git commit: {}", crate::text::visible_lines(&format!("{err:#}")));
+                eprintln!("self-evolve: git commit: {}", crate::text::shown_error(&format!("{err:#}")));
             }
             match answer {
                 Ok(text) => {

@@ -34,8 +34,9 @@ pub fn run(home: &Path, wasm: &Source, cwd: &str, input: impl BufRead, out: &mut
             }
         };
         live.record("event", &decisions);
+        // One JSON value per line for the harness, nothing a terminal would obey for a person.
         for line in decisions {
-            writeln!(out, "{line}")?;
+            writeln!(out, "{}", crate::text::visible_json(&line))?;
         }
     }
     Ok(all_ok)

@@ -133,6 +133,9 @@ pub fn append_log(home: &Path, lines: &str) {
     // Never blocks: a FIFO or device at the log's path is skipped, never opened for good.
     let appended = std::fs::create_dir_all(home::state(home)).and_then(|_| files::append_log(&path, lines.as_bytes()));
     if let Err(err) = appended {
-        eprintln!("self-evolve: could not append to {}: {err}", path.display());
+        eprintln!(
+            "self-evolve: could not append to {}",
+            crate::text::shown_error(&format!("{}: {err}", path.display()))
+        );
     }
 }

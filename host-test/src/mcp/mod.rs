@@ -171,7 +171,9 @@ pub fn run(options: Options) -> Result<()> {
                             eprintln!("self-evolve: sync: the remote is unreachable")
                         }
                         Ok(Ok(_)) => {}
-                        Ok(Err(err)) => eprintln!("self-evolve: sync: {err:#}"),
+                        Ok(Err(err)) => {
+                            eprintln!("self-evolve: sync: {}", crate::text::shown_error(&format!("{err:#}")))
+                        }
                         Err(_) => return,
                     }
                 }
@@ -181,7 +183,7 @@ pub fn run(options: Options) -> Result<()> {
         if let Some(git) = team {
             server = server.after_landing(move || {
                 if let Err(err) = crate::team::commit_landed(&home, &git) {
-                    eprintln!("self-evolve: git commit: {err:#}");
+                    eprintln!("self-evolve: git commit: {}", crate::text::shown_error(&format!("{err:#}")));
                 }
             });
         }

@@ -337,8 +337,13 @@ fn commit_landed_locked(home: &Path, root: &Path, config: &GitConfig) -> Result<
 pub fn message(home: &Path, skill: &str, config: &GitConfig, since_ms: u64) -> String {
     let record = newest_version(home, skill).filter(|r| r["atMs"].as_u64().is_some_and(|at| at + 1000 >= since_ms));
     let s = |key: &str| record.as_ref().and_then(|r| r[key].as_str()).unwrap_or("").to_string();
-    // Everything in a message is shown to people by `git log`: one line each, escapes visible.
-    let clean = |text: String| crate::text::visible(&text.replace(['\n', '\r'], " ")).to_string();
+    // Everything in a message is shown to people by `git log` and goes to the remote: redacted
+    // (before the line breaks go, which a PEM key needs to be known whole), one line each,
+    // escapes visible. The plugin refuses a credential in a reason; this holds if one gets by.
+    let clean = |text: String| {
+        let text = self_evolve_scan::redact_secrets(&text).unwrap_or(text);
+        crate::text::visible(&text.replace(['\n', '\r'], " ")).to_string()
+    };
     let operation = if record.is_some() { clean(s("operation")) } else { "change".to_string() };
     let version = record.as_ref().and_then(|r| r["version"].as_u64());
     let skill = clean(skill.to_string());
@@ -397,6 +402,27 @@ mod tests {
         assert_eq!(message.lines().filter(|l| l.starts_with("Skill:")).count(), 1, "no forged trailer: {message}");
         let weird = super::message(home.path(), "we\u{1b}ird", &config, 0);
         assert!(weird.starts_with("we\\u{1b}ird: change"), "{weird}");
+    }
+
+    #[test]
+    fn a_message_never_carries_a_credential_from_the_record() {
+        let home = tempfile::tempdir().unwrap();
+        let config = GitConfig::from_json(&json!({"library": "laptop-0"})).unwrap();
+        let dir = crate::cli::home::state(home.path()).join("history/user/deploy");
+        std::fs::create_dir_all(&dir).unwrap();
+        let token = format!("ghp_{}", "k3Y9mQ2xV7bN4pL8wR1tZ6cF0hJ5sD3gA2eU");
+        let body: String =
+            (0..12).map(|i| format!("MIIEow{i:02}AKCAQEAyZ8vQ3mT5nB7kL2pX4wR9sD1fG6hJ0cV{i:02}\n")).collect();
+        let key = format!("-----BEGIN RSA PRIVATE KEY-----\n{body}-----END RSA PRIVATE KEY-----");
+        let record = json!({"version": 3, "operation": "patch", "actor": "reviewer", "by": token, "session": "s1",
+            "reason": format!("rotated {token}; key:\n{key}"), "atMs": u64::MAX / 2});
+        std::fs::write(dir.join("3.json"), record.to_string()).unwrap();
+        let message = message(home.path(), "deploy", &config, 0);
+        assert!(message.contains("[redacted: github-pat]"), "{message}");
+        assert!(message.contains("[redacted: private-key]"), "{message}");
+        for secret in [&token[4..], "yZ8vQ3mT5nB7kL2p", "END RSA PRIVATE"] {
+            assert!(!message.contains(secret), "{secret} in {message}");
+        }
     }
 
     #[test]
