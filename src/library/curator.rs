@@ -37,6 +37,18 @@ pub struct Report {
     pub flagged: Vec<Flag>,
 }
 
+impl Report {
+    /// An error may quote a file's line or a host's words, and the report is kept, shown and
+    /// logged: each error is redacted once, before any of those.
+    pub fn redact_errors(&mut self) {
+        for error in &mut self.errors {
+            if let Some(clean) = crate::library::scan::redact_secrets(error) {
+                *error = clean;
+            }
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Flag {
     pub name: String,
@@ -300,6 +312,7 @@ pub fn pass(
             "this pass left its report and ledger entry to the other process's pass",
         ));
     }
+    report.redact_errors();
     // A stopped pass leaves the ledger and the report to the pass that took over.
     if !dry_run && lost.is_none() {
         if let Err(err) = ledger.record(host, &[Record::CuratorRan(now)]) {

@@ -471,3 +471,12 @@ mod under_the_pass_lock {
         assert_eq!(Ledger::load(&host).curator_last_run_ms, None, "and its ledger entry");
     }
 }
+
+#[test]
+fn a_passs_errors_are_redacted_before_the_report_is_kept_shown_or_logged() {
+    let token = format!("ghp_{}", "k3Y9mQ2xV7bN4pL8wR1tZ6cF0hJ5sD3gA2eU");
+    let mut report =
+        Report { errors: vec![format!("deploy: io error near {token}"), "plain: i/o".into()], ..Report::default() };
+    report.redact_errors();
+    assert_eq!(report.errors, ["deploy: io error near [redacted: github-pat]", "plain: i/o"]);
+}
