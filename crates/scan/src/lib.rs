@@ -208,6 +208,15 @@ fn token_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'+' | b'~')
 }
 
+/// Whether a token may not start at `start`: a token byte before it, unless that byte is a
+/// unified diff's `-` or `+` marker opening the line (`-ghp_…`, `+sk-ant-…`); inside a word
+/// (`foo-ghp_…`) it stays joined.
+fn joined(b: &[u8], start: usize) -> bool {
+    start > 0
+        && token_byte(b[start - 1])
+        && !(matches!(b[start - 1], b'-' | b'+') && (start == 1 || matches!(b[start - 2], b'\n' | b'\r')))
+}
+
 /// A probe that reads to the end of its entry and says where it stopped; it never reads back
 /// past where the previous call of its kind stopped (the third argument).
 type LineProbe = fn(&[u8], usize, usize) -> (usize, Option<shapes::Found>);
@@ -296,7 +305,7 @@ pub fn each_secret(text: &str, mut found: impl FnMut(Hit) -> ControlFlow<()>) {
                     // After `=` or `/` too (`TOKEN=eyJ…`, `key=LS0t…`): the mark keeps a run of
                     // base64 from being read once per anchor inside it.
                     let mark = if probe == Probe::Jwt { &mut covered.jwt } else { &mut covered.base64_pem };
-                    if at < *mark || (at > 0 && token_byte(b[at - 1])) {
+                    if at < *mark || joined(b, at) {
                         continue;
                     }
                     let (reach, f) = if probe == Probe::Jwt { shapes::jwt(b, at) } else { shapes::base64_pem(b, at) };
@@ -342,7 +351,7 @@ fn token(s: &Scanner, b: &[u8], at: usize, i: usize) -> (usize, Option<Hit>) {
     } else {
         at
     };
-    if start > 0 && token_byte(b[start - 1]) {
+    if joined(b, start) {
         return (at + 1, None);
     }
     let window = &b[start..(start + MAX_TOKEN).min(b.len())];
@@ -363,7 +372,11 @@ fn token(s: &Scanner, b: &[u8], at: usize, i: usize) -> (usize, Option<Hit>) {
     }
     // A PuTTY key file is named by its first line and redacted whole; anchors inside it are
     // covered.
-    let whole_end = if rule.rule == RuleId::PuttyPrivateKey { shapes::putty_end(b, end) } else { end };
+    let whole_end = if rule.rule == RuleId::PuttyPrivateKey {
+        shapes::putty_end(b, end, shapes::LinePrefix::of(b, start))
+    } else {
+        end
+    };
     (whole_end, Some(Hit { rule: rule.rule, value: start..end, whole: start..whole_end }))
 }
 

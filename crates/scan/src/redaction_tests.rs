@@ -749,3 +749,39 @@ fn runs_of_what_the_whole_value_walks_read_still_find_the_key_after_them() {
         assert!(out.starts_with(&run) && !out.contains(&key), "a run of {unit:?} was redacted, or the key was not");
     }
 }
+
+/// `text` with every line prefixed by `prefix` (a unified diff's `-`, `+` or ` ` lines, a
+/// Markdown or shell quote).
+fn prefixed(prefix: &str, text: &str) -> String {
+    text.lines().map(|l| format!("{prefix}{l}\n")).collect()
+}
+
+#[test]
+fn every_rule_is_found_and_redacted_with_a_prefix_on_every_line() {
+    let mut failed = Vec::new();
+    for prefix in ["-", "+", " ", "> ", "# ", "// ", " * ", "-  "] {
+        let mut r = Random::new(7);
+        for &rule in RuleId::ALL {
+            let s = realistic(rule, &mut r);
+            // Not yet: entries read word by word across lines (TODO).
+            if matches!(rule, RuleId::NetrcPassword | RuleId::NpmrcAuth) {
+                continue;
+            }
+            let what = format!("{} after {prefix:?}", rule.id());
+            let text = format!(
+                "--- a/SKILL.md\n+++ b/SKILL.md\n@@ -1,9 +1,1 @@\n {BEFORE}\n{} {AFTER}\n",
+                prefixed(prefix, &s.text)
+            );
+            if !scan_secrets(&text).iter().any(|f| f.rule == rule.id()) {
+                failed.push(format!("{what}: not found"));
+                continue;
+            }
+            let caught = std::panic::catch_unwind(|| redacts_whole(&what, &text, &s.secret, &[BEFORE, AFTER]));
+            match caught {
+                Ok(out) if out.contains(&format!("[redacted: {}]", rule.id())) => {}
+                _ => failed.push(format!("{what}: not redacted whole")),
+            }
+        }
+    }
+    assert!(failed.is_empty(), "{} failed:\n{}", failed.len(), failed.join("\n"));
+}

@@ -459,8 +459,67 @@ pub fn pem(b: &[u8], at: usize) -> Option<Found> {
     let close = at + 10 + find(b.get(at + 10..(at + 84).min(b.len()))?, b"-----")?;
     let header_end = close + 5;
     find(&b[at..close], b"PRIVATE KEY")?;
-    let (key, end) = pem_block(b, header_end);
+    let (key, end) = pem_block(b, header_end, LinePrefix::of(b, at));
     key.then(|| Found::widened(RuleId::PrivateKey, at..header_end, end))
+}
+
+/// The most a line's prefix holds (`-`, `> `, `// `, ` * `): a quote, comment or diff marker.
+const MAX_PREFIX: usize = 8;
+
+/// What a multi-line credential's first line has before it on its line, repeated on each of its
+/// lines: a unified diff's `-`/`+`/` ` marker, a Markdown quote (`> `), a comment (`# `, `// `,
+/// ` * `, `; `). Empty when that line has anything else before it (`key: "-----BEGIN…`).
+#[derive(Clone, Copy)]
+pub struct LinePrefix<'a> {
+    /// The prefix without its spaces and tabs (they are skipped at each line start anyway).
+    marks: &'a [u8],
+    /// A diff's one-byte marker: each following line may be removed, added or context.
+    diff: bool,
+}
+
+fn prefix_byte(c: u8) -> bool {
+    matches!(c, b'-' | b'+' | b'>' | b'#' | b'/' | b'*' | b';' | b'!' | b' ' | b'\t')
+}
+
+impl<'a> LinePrefix<'a> {
+    /// The prefix of the line holding `at`: the bytes from its start (after a newline, an escaped
+    /// one, or the text's start) to `at`, when there are at most `MAX_PREFIX` of them and all are
+    /// quote, comment or diff bytes.
+    pub fn of(b: &'a [u8], at: usize) -> LinePrefix<'a> {
+        let mut start = at;
+        while start > 0 && at - start < MAX_PREFIX && prefix_byte(b[start - 1]) {
+            start -= 1;
+        }
+        let line_start = start == 0
+            || matches!(b[start - 1], b'\n' | b'\r')
+            || (start >= 2 && b[start - 2] == b'\\' && matches!(b[start - 1], b'n' | b'r'));
+        if !line_start {
+            return LinePrefix { marks: &[], diff: false };
+        }
+        let raw = &b[start..at];
+        LinePrefix { marks: raw.trim_ascii(), diff: matches!(raw, b"-" | b"+" | b" ") }
+    }
+
+    /// Where a line's text starts after its prefix, from `i` (its first byte after indentation):
+    /// the same marks (or, in a diff, any one of `-`, `+`) and the spaces and tabs after them;
+    /// `i` when the line does not carry them.
+    fn strip(self, b: &[u8], i: usize) -> usize {
+        let marked = if self.diff {
+            matches!(b.get(i), Some(b'-' | b'+')).then_some(i + 1)
+        } else if !self.marks.is_empty() && b[i.min(b.len())..].starts_with(self.marks) {
+            Some(i + self.marks.len())
+        } else {
+            None
+        };
+        marked.map_or(i, |j| walk(b, j, MAX_PREFIX, |c| c == b' ' || c == b'\t'))
+    }
+
+    /// `strip`, unless the line's text at `i` is an END marker (a diff's context line
+    /// ` -----END`, whose first `-` is the marker's own).
+    fn text_at(self, b: &[u8], i: usize) -> usize {
+        let j = self.strip(b, i);
+        if j != i && !b[j..].starts_with(b"-----END") && b[i..].starts_with(b"-----END") { i } else { j }
+    }
 }
 
 /// The lines of a PEM block after its BEGIN line: armor headers (before the body), blank lines
@@ -468,7 +527,7 @@ pub fn pem(b: &[u8], at: usize) -> Option<Found> {
 /// cut short, a string closed early), through the last line that reads as body: a blank line,
 /// or a line of anything but base64, ends it. Returns whether it reads as a key's and where it
 /// ends. Linear over calls: no line it reads through holds `-----BEGIN`.
-fn pem_block(b: &[u8], header_end: usize) -> (bool, usize) {
+fn pem_block(b: &[u8], header_end: usize, prefix: LinePrefix) -> (bool, usize) {
     let (mut i, mut end) = (header_end, header_end);
     let (mut key, mut body, mut headers) = (false, false, 0);
     while i - header_end < MAX_BLOCK {
@@ -476,7 +535,7 @@ fn pem_block(b: &[u8], header_end: usize) -> (bool, usize) {
         if breaks == 0 {
             break;
         }
-        i = next;
+        i = prefix.text_at(b, next);
         if b[i..].starts_with(b"-----END") {
             if let Some(close) = b.get(i + 8..(i + 84).min(b.len())).and_then(|s| find(s, b"-----")) {
                 end = i + 8 + close + 5;
@@ -520,20 +579,23 @@ pub fn base64_pem(b: &[u8], at: usize) -> (usize, Option<Found>) {
     const MAX: usize = 64 * 1024;
     let first = walk(b, at, MAX, is_base64);
     let width = first - at;
+    let prefix = LinePrefix::of(b, at);
     let mut head = [0u8; 96];
     let mut held = width.min(96);
     head[..held].copy_from_slice(&b[at..at + held]);
     let mut end = first;
     if (40..=120).contains(&width) {
         while end - at < MAX {
-            let (next, breaks) = next_line(b, end);
+            let (line, breaks) = next_line(b, end);
             if breaks != 1 {
                 break;
             }
-            let run = walk(b, next, width + 1, is_base64);
-            if run == next || run - next > width || !line_ends(b, run) {
-                break;
-            }
+            // The line as it is, else after the first line's prefix (a diff's `+` is base64).
+            let fits = |next: usize| {
+                let run = walk(b, next, width + 1, is_base64);
+                (run != next && run - next <= width && line_ends(b, run)).then_some((next, run))
+            };
+            let Some((next, run)) = fits(line).or_else(|| fits(prefix.strip(b, line))) else { break };
             let more = (run - next).min(96 - held);
             head[held..held + more].copy_from_slice(&b[next..next + more]);
             (held, end) = (held + more, run);
@@ -567,7 +629,7 @@ const PUTTY_HEADERS: [&[u8]; 11] = [
 /// The end of a PuTTY key file whose first line's key type ends at `from`: the rest of that
 /// line, then its header lines (each once) and base64 lines through `Private-MAC:` (v1's
 /// `Private-Hash:`); a file cut short ends at its last such line.
-pub fn putty_end(b: &[u8], from: usize) -> usize {
+pub fn putty_end(b: &[u8], from: usize, prefix: LinePrefix) -> usize {
     let mut end = line_text_end(b, from, 256).unwrap_or(from);
     let (mut i, mut seen) = (end, 0u32);
     while i - from < MAX_BLOCK {
@@ -575,6 +637,7 @@ pub fn putty_end(b: &[u8], from: usize) -> usize {
         if breaks != 1 {
             break;
         }
+        let next = prefix.strip(b, next);
         let name_end = walk(b, next, 24, |c| c.is_ascii_alphanumeric() || c == b'-');
         let header = PUTTY_HEADERS.iter().position(|h| *h == &b[next..name_end]);
         if let Some(k) = header.filter(|_| b.get(name_end) == Some(&b':')) {
