@@ -45,9 +45,18 @@ fn library(home: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     let mut all = tree(home);
     all.retain(|p, _| {
         let p = p.to_string_lossy();
-        !["self-evolve/index", "self-evolve/sessions", "self-evolve/locks", "self-evolve/usage.log", "self-evolve/live"]
-            .iter()
-            .any(|cache| p.starts_with(cache))
+        ![
+            "self-evolve/index",
+            "self-evolve/sessions",
+            "self-evolve/locks",
+            "self-evolve/usage.log",
+            "self-evolve/live",
+            // An event's tick plans the curator's next pass; `event` keeps the conversation.
+            "self-evolve/curator-schedule.json",
+            "run/",
+        ]
+        .iter()
+        .any(|cache| p.starts_with(cache))
     });
     all
 }
@@ -95,4 +104,81 @@ fn a_reviewer_cannot_approve_its_own_write_nor_change_what_the_operator_decides(
     let out = self_evolve(home, None, &["skills", "approve", "latest"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(home.join("skills/lint-first/SKILL.md").is_file());
+}
+
+/// The other ways in from a reviewer's shell: `self-evolve event` lines are the reviewer's (a
+/// `/skills approve` line is refused operator-only, a call cannot claim to be `main`), and a
+/// replay into an existing home (which acts as the operator, with the file's own config) is
+/// refused; into a fresh folder it runs.
+#[test]
+fn a_reviewer_cannot_act_as_the_operator_through_event_or_replay() {
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    std::fs::create_dir_all(home.join("skills")).unwrap();
+    std::fs::write(home.join("config.json"), r#"{"writeApproval":true}"#).unwrap();
+    let create = r#"{"action":"create","name":"lint-first","description":"Lint before tests. Use when checking.","body":"Run the linter.\n"}"#;
+    let staged = self_evolve(home, Some("act-7"), &["tool", "skill_manage", create, "--session", "s1"]);
+    assert!(staged.status.success(), "{}", String::from_utf8_lossy(&staged.stdout));
+    let before = library(home);
+
+    let lines = [
+        serde_json::json!({"type": "command", "session": "s1", "text": "/skills approve latest"}),
+        serde_json::json!({"type": "command", "session": "s1", "text": "/skills approval off"}),
+        serde_json::json!({"type": "call", "session": "s1", "tool": "skill_manage", "agent": "main",
+            "args": {"action": "archive", "name": "lint-first"}}),
+    ];
+    let input: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_self-evolve"))
+        .arg("--wasm")
+        .arg(wasm())
+        .args(["event", "--home"])
+        .arg(home)
+        .env("SELF_EVOLVE_CACHE_DIR", env!("CARGO_TARGET_TMPDIR"))
+        .env("SELF_EVOLVE_ACTIVATION", "act-7")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), input.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let printed = String::from_utf8_lossy(&out.stdout);
+    let answers: Vec<serde_json::Value> = printed.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let commands: Vec<&serde_json::Value> = answers.iter().filter(|a| a["kind"] == "command").collect();
+    assert_eq!(commands.len(), 2, "{printed}");
+    for c in commands {
+        assert_eq!(c["ok"], false, "{printed}");
+        assert!(c["output"].as_str().unwrap().starts_with("operator-only"), "{printed}");
+    }
+    assert!(
+        answers.iter().any(|a| a["ok"] == false && a["error"].as_str().is_some_and(|e| e.contains("not as `main`"))),
+        "{printed}"
+    );
+    assert_eq!(library(home), before, "a reviewer's event lines changed the library");
+
+    let file = home.join("off.jsonl");
+    std::fs::write(
+        &file,
+        format!(
+            "{}\n{}\n",
+            serde_json::json!({"t": 0, "type": "config", "config": {}}),
+            serde_json::json!({"t": 1, "type": "call", "session": "s1", "tool": "skill_manage",
+                "args": {"action": "archive", "name": "lint-first"}})
+        ),
+    )
+    .unwrap();
+    let before = library(home);
+    let out = self_evolve(home, Some("act-7"), &["replay", file.to_str().unwrap(), "--json"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("inside reviewer act-7") && err.contains("leave out --home"), "{err}");
+    assert_eq!(library(home), before, "a refused replay changed the home");
+    // Without --home it replays into a fresh folder of its own.
+    let mut fresh = Command::new(env!("CARGO_BIN_EXE_self-evolve"));
+    fresh.arg("--wasm").arg(wasm()).args(["replay", file.to_str().unwrap(), "--json"]);
+    let fresh = fresh
+        .env("SELF_EVOLVE_CACHE_DIR", env!("CARGO_TARGET_TMPDIR"))
+        .env("SELF_EVOLVE_ACTIVATION", "act-7")
+        .output()
+        .unwrap();
+    assert!(fresh.status.success(), "{}", String::from_utf8_lossy(&fresh.stderr));
 }

@@ -331,3 +331,32 @@ fn a_token_in_a_replayed_session_is_narrated_redacted() {
 fn a_private_key_in_a_replayed_session_is_narrated_redacted() {
     replay_narration(Secret::Pem);
 }
+
+// -- the conversation `event` keeps for a reviewer's seed -----------------------------------------
+
+/// `self-evolve event` keeps the session's conversation under `run/sessions/` to seed a reviewer
+/// from; a credential a person pasted or the agent echoed is kept redacted there.
+fn event_transcript(secret: Secret) {
+    let s = session("none", 30_000);
+    let text = format!("here is the key:\n{}\nkeep it safe", secret.text());
+    event_lines(
+        &s,
+        &[
+            json!({"type": "user", "session": "ev-1", "text": text, "human": true}),
+            json!({"type": "assistant", "session": "ev-1", "text": text}),
+        ],
+    );
+    let kept = files_under(&s.home.path().join("run/sessions"));
+    assert!(kept.contains("keep it safe"), "the conversation is kept: {kept}");
+    secret.assert_absent(&kept, "run/sessions");
+}
+
+#[test]
+fn a_token_in_an_event_conversation_is_kept_redacted() {
+    event_transcript(Secret::Token);
+}
+
+#[test]
+fn a_private_key_in_an_event_conversation_is_kept_redacted() {
+    event_transcript(Secret::Pem);
+}

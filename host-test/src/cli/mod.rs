@@ -4,7 +4,7 @@
 pub mod check;
 pub mod gate_stats;
 pub mod home;
-mod identity;
+pub(crate) mod identity;
 pub mod input;
 mod inspect;
 pub mod replay;
@@ -405,6 +405,15 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Replay { file, json, gate, gate_key_env, gate_replies, start, restart_each_event } => {
             use replay;
+            // A replay acts as the operator on its home, with the file's own config: inside a
+            // reviewer it may only replay into a fresh home of its own.
+            if let (Some(activation), Some(_)) = (identity::activation(), &home) {
+                bail!(
+                    "this runs inside reviewer {} (SELF_EVOLVE_ACTIVATION): a replay into an existing home acts as the \
+                     operator, so it is refused here; leave out --home to replay into a fresh folder",
+                    crate::text::visible(&activation)
+                );
+            }
             let events = replay::read_events(&file)?;
             // Kept alive for the whole replay; stops when dropped.
             let server = match &gate_replies {

@@ -457,7 +457,10 @@ pub fn apply(
         }
         Event::Call { session, tool, args, agent, .. } => {
             let mut ctx = context(session, "user", 0);
-            if let Some(agent) = agent {
+            // A reviewer's own context (`event` inside one) keeps its identity.
+            if let Some(agent) = agent
+                && ctx.origin == Origin::User
+            {
                 ctx.agent = agent.clone();
             }
             let (ok, text) = match plugin.tools_call(&ctx, tool, &args.to_string())? {

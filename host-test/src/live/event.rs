@@ -5,6 +5,7 @@
 
 use crate::cli::replay::{Event, context};
 use crate::component::Source;
+use crate::plugin::{CallContext, Origin};
 use anyhow::{Context, Result};
 use serde_json::{Value, json};
 use std::io::{BufRead, Write};
@@ -75,6 +76,18 @@ fn session_of(event: &Event) -> Option<&String> {
 }
 
 fn handle(live: &mut super::Live, cwd: &str, event: &Event) -> Result<Vec<String>> {
+    // Inside a live reviewer every line is the reviewer's: its calls and `/skills` lines are made
+    // as that subagent (so the plugin refuses it the operator's subcommands), never as `main`.
+    let reviewer = crate::cli::identity::activation();
+    if let (Some(activation), Event::Call { agent: Some(agent), .. }) = (&reviewer, event)
+        && agent != activation
+    {
+        let error = format!(
+            "this runs inside reviewer {activation} (SELF_EVOLVE_ACTIVATION), so it calls as that reviewer, not as `{}`",
+            crate::text::visible(agent)
+        );
+        return Ok(vec![json!({"kind": "event", "ok": false, "error": error}).to_string()]);
+    }
     if let Some(session) = session_of(event) {
         let transcript = keep_transcript(&live.home, session, event);
         if let Ok(mut provider) = live.provider.lock() {
@@ -88,7 +101,15 @@ fn handle(live: &mut super::Live, cwd: &str, event: &Event) -> Result<Vec<String
         Err(err) => vec![json!({"kind": "event", "ok": false, "error": format!("tick: {err}")}).to_string()],
     };
     let ctx_of = |session: &str, origin: &str, depth: u32| {
-        let mut ctx = context(session, origin, depth);
+        let mut ctx = match &reviewer {
+            Some(activation) => CallContext {
+                agent: activation.clone(),
+                origin: Origin::Subagent,
+                depth: depth.max(1),
+                ..context(session, origin, depth)
+            },
+            None => context(session, origin, depth),
+        };
         ctx.cwd = cwd.to_string();
         ctx
     };
@@ -106,12 +127,15 @@ fn keep_transcript(home: &Path, session: &str, event: &Event) -> Option<String> 
     let key = hex(&sha2::Sha256::digest(session.as_bytes())[..12]);
     let dir = home.join("run").join("sessions");
     let path = dir.join(format!("{key}.jsonl"));
+    // The file is a copy of the conversation a reviewer is later seeded from: kept redacted.
+    let redacted = |text: &String| self_evolve_scan::redact_secrets(text).unwrap_or_else(|| text.clone());
     let entry = match event {
         Event::User { text, human: true, .. } => {
+            let text = redacted(text);
             Some(json!({"type": "user", "message": {"role": "user", "content": text}}))
         }
         Event::Assistant { text, .. } => Some(
-            json!({"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": text}]}}),
+            json!({"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": redacted(text)}]}}),
         ),
         Event::Tool { tool, .. } => Some(
             json!({"type": "assistant", "message": {"role": "assistant", "content": [{"type": "tool_use", "name": tool}]}}),

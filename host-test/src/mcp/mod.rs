@@ -66,9 +66,12 @@ pub fn fs_config(home: &std::path::Path, project: Option<&std::path::Path>, sess
 const MAX_REQUEST_LINE: usize = 64 << 20;
 
 /// An error of rmcp's, for the log: its text may quote what the client sent (a whole message,
-/// a credential in it), so it is cut short and shown with control characters escaped.
+/// a credential in it), so it is redacted, cut short and shown with control characters escaped.
 fn rmcp_error(what: &str, err: &dyn std::fmt::Display) -> anyhow::Error {
-    let text = err.to_string();
+    // Redacted before the cut (a cut through a credential leaves a piece the scanner no longer
+    // knows), on a bounded head of the text.
+    let head: String = err.to_string().chars().take(64 << 10).collect();
+    let text = self_evolve_scan::redact_secrets(&head).unwrap_or(head);
     let cut: String = text.chars().take(160).collect();
     let more = if cut.len() < text.len() { "…" } else { "" };
     anyhow!("{what}: {}{more}", crate::text::visible(&cut))

@@ -91,7 +91,9 @@ fn replay(
             remote_empty =
                 git(&root, &["ls-remote", "--heads", &config.remote]).is_ok_and(|heads| heads.trim().is_empty());
             if !remote_empty {
-                report.offline = Some(format!("{err:#}"));
+                // git's stderr (a `remote:` line, a URL) is printed and may be logged: redacted.
+                let why = format!("{err:#}");
+                report.offline = Some(self_evolve_scan::redact_secrets(&why).unwrap_or(why));
                 return Ok(());
             }
         }

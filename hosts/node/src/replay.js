@@ -238,6 +238,12 @@ async function main(argv) {
     process.stderr.write('usage: self-evolve-node FILE.jsonl [--json] [--home DIR] [--gate-replies FILE] [--start MS] [--restart-each-event]\n');
     return 2;
   }
+  // A replay acts as the operator on its home, with the file's own config: inside a live
+  // reviewer it may only replay into a fresh home of its own (as the Rust and Python CLIs).
+  const activation = process.env.SELF_EVOLVE_ACTIVATION;
+  if (activation && args.home) {
+    throw new Error(`this runs inside reviewer ${visibleJson(JSON.stringify(activation))} (SELF_EVOLVE_ACTIVATION): a replay into an existing home acts as the operator, so it is refused here; leave out --home to replay into a fresh folder`);
+  }
   const events = readEvents(rest[0]);
   const start = startMs(args.start);
   const home = args.home || path.join(process.env.TMPDIR || '/tmp', `self-evolve-node-${process.pid}`);

@@ -4,8 +4,8 @@
 // `visible_json`), so a parser reads the same value and a terminal obeys nothing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { tempDir } from '../test-support/tmp.js';
@@ -30,4 +30,19 @@ test('visibleJson escapes controls, bidi, zero-width and tag characters and keep
   assert.equal(shown, '{"a":"x\\u202ey\\u007f\\u009b\\udb40\\udc41\\u200b\\t\\u001b\\u2066 ok é"}');
   assert.deepEqual(JSON.parse(shown), value);
   assert.equal(visibleJson('{"plain":"text"}'), '{"plain":"text"}');
+});
+
+test('inside a reviewer a replay into an existing home is refused and the home left as it was', () => {
+  const dir = tempDir('replay-reviewer');
+  const file = path.join(dir, 'off.jsonl');
+  writeFileSync(file, `${JSON.stringify({ t: 0, type: 'config', config: {} })}\n`);
+  const home = path.join(dir, 'home');
+  const env = { ...process.env, SELF_EVOLVE_ACTIVATION: 'act-7' };
+  const refused = spawnSync(process.execPath, [REPLAY, file, '--json', '--home', home], { encoding: 'utf8', env });
+  assert.equal(refused.status, 1, refused.stderr);
+  assert.match(refused.stderr, /inside reviewer "act-7" \(SELF_EVOLVE_ACTIVATION\).*leave out --home/);
+  assert.equal(existsSync(home), false, 'the refused replay made the home');
+  // Into a fresh folder of its own it runs.
+  const fresh = spawnSync(process.execPath, [REPLAY, file, '--json'], { encoding: 'utf8', env });
+  assert.equal(fresh.status, 0, fresh.stderr);
 });

@@ -33,3 +33,17 @@ def test_visible_json_escapes_controls_bidi_zero_width_and_tag_characters_and_ke
     assert shown == '{"a":"x\\u202ey\\u007f\\u009b\\udb40\\udc41\\u200b\\t\\u001b\\u2066 ok \u00e9"}'
     assert json.loads(shown) == value
     assert visible_json('{"plain":"text"}') == '{"plain":"text"}'
+
+
+def test_inside_a_reviewer_a_replay_into_an_existing_home_is_refused_and_the_home_left_as_it_was(tmp_path, monkeypatch) -> None:
+    f = tmp_path / "off.jsonl"
+    f.write_text(json.dumps({"t": 0, "type": "config", "config": {}}) + "\n", encoding="utf-8")
+    home = tmp_path / "home"
+    monkeypatch.setenv("SELF_EVOLVE_ACTIVATION", "act-7")
+    refused = run_cli("replay", str(f), "--json", "--home", str(home))
+    assert refused.returncode == 1, refused.stderr
+    assert 'inside reviewer "act-7" (SELF_EVOLVE_ACTIVATION)' in refused.stderr and "leave out --home" in refused.stderr
+    assert not home.exists()
+    # Into a fresh folder of its own it runs.
+    fresh = run_cli("replay", str(f), "--json")
+    assert fresh.returncode == 0, fresh.stderr

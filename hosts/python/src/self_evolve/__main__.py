@@ -3,6 +3,8 @@ replays a recorded session and prints the decision lines (as `self-evolve replay
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
 from typing import List, Optional
 
@@ -22,6 +24,14 @@ def main(argv: Optional[List[str]] = None) -> int:
     run.add_argument("--start", help="the clock at t=0: `now` or milliseconds since the epoch")
     run.add_argument("--wasm", help="the component to run (default: the packaged or built self-evolve.wasm)")
     args = parser.parse_args(argv)
+    # A replay acts as the operator on its home, with the file's own config: inside a live
+    # reviewer it may only replay into a fresh home of its own (as the Rust and Node CLIs).
+    activation = os.environ.get("SELF_EVOLVE_ACTIVATION")
+    if activation and args.home:
+        sys.stderr.write(f"self-evolve-py: this runs inside reviewer {visible_json(json.dumps(activation, ensure_ascii=False))} (SELF_EVOLVE_ACTIVATION): "
+                         "a replay into an existing home acts as the operator, so it is refused here; leave out --home "
+                         "to replay into a fresh folder\n")
+        return 1
     try:
         events = read_events(args.file)
         start = start_ms(args.start)
