@@ -167,7 +167,12 @@ fn assignment(b: &[u8], at: usize, floor: usize, reach: &mut usize) -> Option<As
     if i == from || i - from >= MAX_VALUE {
         return None;
     }
-    Some(Assignment { key: start..end, value: from..i, whole: from..whole_end.unwrap_or(i) })
+    // A unified diff's `-` or `+` opening the line (`-_auth=…`) is no part of the key.
+    let diff_marker = matches!(b[start], b'-' | b'+')
+        && (start == 0 || matches!(b[start - 1], b'\n' | b'\r'))
+        && !matches!(b.get(start + 1), Some(b'-' | b'+'))
+        && start + 1 < end;
+    Some(Assignment { key: start + usize::from(diff_marker)..end, value: from..i, whole: from..whole_end.unwrap_or(i) })
 }
 
 /// For a key written as `name: KEY` at the end of its line, where the next line's `value:`

@@ -763,10 +763,6 @@ fn every_rule_is_found_and_redacted_with_a_prefix_on_every_line() {
         let mut r = Random::new(7);
         for &rule in RuleId::ALL {
             let s = realistic(rule, &mut r);
-            // Not yet: entries read word by word across lines (TODO).
-            if matches!(rule, RuleId::NetrcPassword | RuleId::NpmrcAuth) {
-                continue;
-            }
             let what = format!("{} after {prefix:?}", rule.id());
             let text = format!(
                 "--- a/SKILL.md\n+++ b/SKILL.md\n@@ -1,9 +1,1 @@\n {BEFORE}\n{} {AFTER}\n",
@@ -784,4 +780,36 @@ fn every_rule_is_found_and_redacted_with_a_prefix_on_every_line() {
         }
     }
     assert!(failed.is_empty(), "{} failed:\n{}", failed.len(), failed.join("\n"));
+}
+
+#[test]
+fn a_token_opening_a_diff_line_is_found_and_one_inside_a_word_is_not() {
+    let mut r = Random::new(13);
+    let gh = format!("{}{}", "ghp_", r.of(BASE62, 36));
+    for text in [format!("-{gh}\n"), format!("+{gh}\n"), format!("context\n-{gh}\n+ {gh}\n")] {
+        redacts_whole("diff line", &text, &[gh[4..].to_string()], &[]);
+        assert!(scan_secrets(&text).iter().any(|f| f.rule == "github-pat"), "{text}");
+    }
+    for text in [format!("foo-{gh}\n"), format!("x+{gh}\n"), format!("--{gh}\n")] {
+        assert!(!scan_secrets(&text).iter().any(|f| f.rule == "github-pat"), "{text}");
+    }
+}
+
+#[test]
+fn a_pem_key_changed_in_a_diff_is_redacted_through_its_end_line() {
+    let mut r = Random::new(17);
+    let (old, new) = (rsa_body(&mut r), rsa_body(&mut r));
+    let minus: String = old.iter().map(|l| format!("-{l}\n")).collect();
+    let plus: String = new.iter().map(|l| format!("+{l}\n")).collect();
+    let label = "RSA PRIVATE KEY";
+    let text = format!(
+        "@@ -1,27 +1,27 @@\n {BEFORE}\n -----BEGIN {label}-----\n{minus}{plus} -----END {label}-----\n {AFTER}\n"
+    );
+    let secret: Vec<String> = old.iter().chain(&new).cloned().collect();
+    let out = redacts_whole("changed key", &text, &secret, &[BEFORE, AFTER]);
+    assert!(!out.contains("-----END"), "{out}");
+    // Removed whole: the BEGIN and END lines are `-` lines too.
+    let removed = prefixed("-", &pem(label, &old, "\n"));
+    let out = redacts_whole("removed key", &format!("{removed} {AFTER}\n"), &old, &[AFTER]);
+    assert!(!out.contains("END"), "{out}");
 }

@@ -155,7 +155,15 @@ pub fn url_credentials(b: &[u8], at: usize) -> Option<Found> {
 
 /// The next whitespace-separated token from `i` (spaces and newlines both separate in .netrc).
 fn token(b: &[u8], i: usize) -> Option<Range<usize>> {
-    let start = walk(b, i, 64, is_space);
+    prefixed_token(b, i, LinePrefix::NONE)
+}
+
+/// `token`, where a line it reads onto may open with `prefix` (a diff's `-`, a quote's `> `).
+fn prefixed_token(b: &[u8], i: usize, prefix: LinePrefix) -> Option<Range<usize>> {
+    let mut start = walk(b, i, 64, is_space);
+    if b[i.min(start)..start].iter().any(|&c| matches!(c, b'\n' | b'\r')) {
+        start = prefix.strip(b, start);
+    }
     let end = walk(b, start, 256, |c| !is_space(c));
     (end > start && end - start < 256).then_some(start..end)
 }
@@ -163,19 +171,19 @@ fn token(b: &[u8], i: usize) -> Option<Range<usize>> {
 /// `.netrc`: `machine HOST [login USER] [password PASS] …`, on one line or several.
 /// Returns where examination ended (the next `machine` starts a new examination).
 pub fn netrc(b: &[u8], at: usize, _floor: usize) -> (usize, Option<Found>) {
-    if at > 0 && !is_space(b[at - 1]) {
-        return (at + 7, None);
-    }
-    let Some(host) = token(b, at + 7) else { return (at + 7, None) };
+    let prefix = if at > 0 && !is_space(b[at - 1]) { LinePrefix::opening(b, at) } else { Some(LinePrefix::of(b, at)) };
+    let Some(prefix) = prefix else { return (at + 7, None) };
+    let token = |i: usize| prefixed_token(b, i, prefix);
+    let Some(host) = token(at + 7) else { return (at + 7, None) };
     let mut i = host.end;
     let mut user: &[u8] = &[];
     for _ in 0..6 {
-        let Some(word) = token(b, i) else { break };
+        let Some(word) = token(i) else { break };
         let name = &b[word.clone()];
         if !matches!(name, b"login" | b"password" | b"account" | b"port") {
             return (word.start, None);
         }
-        let Some(arg) = token(b, word.end) else { return (word.end, None) };
+        let Some(arg) = token(word.end) else { return (word.end, None) };
         i = arg.end;
         match name {
             b"login" => user = &b[arg.clone()],
@@ -482,10 +490,17 @@ fn prefix_byte(c: u8) -> bool {
 }
 
 impl<'a> LinePrefix<'a> {
+    const NONE: LinePrefix<'static> = LinePrefix { marks: &[], diff: false };
+
     /// The prefix of the line holding `at`: the bytes from its start (after a newline, an escaped
     /// one, or the text's start) to `at`, when there are at most `MAX_PREFIX` of them and all are
     /// quote, comment or diff bytes.
     pub fn of(b: &'a [u8], at: usize) -> LinePrefix<'a> {
+        LinePrefix::opening(b, at).unwrap_or(LinePrefix::NONE)
+    }
+
+    /// `of`, or `None` when the bytes before `at` on its line are not a prefix.
+    pub fn opening(b: &'a [u8], at: usize) -> Option<LinePrefix<'a>> {
         let mut start = at;
         while start > 0 && at - start < MAX_PREFIX && prefix_byte(b[start - 1]) {
             start -= 1;
@@ -493,11 +508,8 @@ impl<'a> LinePrefix<'a> {
         let line_start = start == 0
             || matches!(b[start - 1], b'\n' | b'\r')
             || (start >= 2 && b[start - 2] == b'\\' && matches!(b[start - 1], b'n' | b'r'));
-        if !line_start {
-            return LinePrefix { marks: &[], diff: false };
-        }
         let raw = &b[start..at];
-        LinePrefix { marks: raw.trim_ascii(), diff: matches!(raw, b"-" | b"+" | b" ") }
+        line_start.then(|| LinePrefix { marks: raw.trim_ascii(), diff: matches!(raw, b"-" | b"+" | b" ") })
     }
 
     /// Where a line's text starts after its prefix, from `i` (its first byte after indentation):
