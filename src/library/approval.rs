@@ -205,7 +205,8 @@ fn stage_entry(
 }
 
 /// Every staged write, oldest first. Unreadable entries are skipped, and so are entries a
-/// merged one replaced (left behind only by a crash between the two steps of a merge).
+/// merged one replaced (left behind only by a crash between the two steps of a merge); entries a
+/// staged archive names are listed (they wait behind it, see `coalesce`).
 pub fn list(host: &impl Host) -> Vec<Manifest> {
     let all = coalesce::all_entries(host);
     let replaced = coalesce::replaced(&all);
@@ -260,7 +261,8 @@ pub fn diff(host: &impl Host, id: &str) -> Result<String, ToolError> {
 /// whose findings the operator judges are not credentials (`--accept-finding RULE`); they are
 /// acknowledged in the skill's metadata as the write lands.
 /// The write is kept in the version history as the operator's (`author`, `keep` records). An
-/// archive is made as an immediate one is (`approve_archive`).
+/// archive is made as an immediate one is (`approve_archive`), and discards the entries staged
+/// before it for the skill; one of those is refused while the archive waits (`archive-staged`).
 pub fn approve(
     host: &impl Host,
     id: &str,
@@ -275,6 +277,9 @@ pub fn approve(
         let manifest = load_current(host, id)?;
         if manifest.operation == ARCHIVE {
             return approve_archive(host, id, manifest, accepted, lock);
+        }
+        if let Some(archive) = coalesce::waiting_behind(host, &manifest) {
+            return Err(coalesce::behind_archive(&manifest, &archive));
         }
         apply(host, id, manifest, accepted, author, keep)
     })
@@ -571,9 +576,12 @@ pub fn reject(host: &impl Host, id: &str) -> Result<Manifest, ToolError> {
     crate::state_file::with_lock(host, &skill_lock(&skill), |_| {
         let manifest = load_current(host, id)?;
         discard(host, id);
-        // Entries it replaced, should a crash have left one: they must not come back.
-        for old in &manifest.supersedes {
-            discard(host, old);
+        // Entries a merge replaced, should a crash have left one: they must not come back. Not
+        // those a rejected archive named: they wait behind it, and are pending again as they were.
+        if manifest.operation != ARCHIVE {
+            for old in &manifest.supersedes {
+                discard(host, old);
+            }
         }
         Ok(manifest)
     })

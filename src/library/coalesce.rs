@@ -8,9 +8,13 @@
 //! place, so a crash between the two leaves both, and the older one is hidden from listings
 //! and refused at approval with the id that replaced it.
 //!
-//! A staged archive is the one entry of its skill: it replaces the writes staged for the skill's
-//! files before it (the skill is to leave whole; approving them after it would find no skill),
-//! and while it waits, a change to the skill is refused (`archive-staged`), naming it.
+//! A staged archive names the writes staged for the skill's files before it (`supersedes`) but
+//! does not remove them: they stay pending, listed and readable, and wait behind it. Approving
+//! the archive removes them (the skill leaves whole; approving them after it would find no
+//! skill); rejecting it removes the archive alone, and they are pending as they were. While it
+//! waits, a change to the skill is refused (`archive-staged`), naming it, and so is approving
+//! one of the entries behind it (rejecting one is not). An archive's `supersedes` is therefore
+//! not a merge's: its entries are not hidden, refused as `superseded` or pruned as leftovers.
 //!
 //! Owns: finding the pending entries of one target, reading their staged bytes, the
 //! staged-create duplicate check, and staging an archive. Staging itself is `approval::stage`.
@@ -101,8 +105,9 @@ pub fn archive_staged(archive: &Manifest) -> ToolError {
 
 /// Stages an archive of the skill at `location` (`change`: its SKILL.md as the caller judged
 /// it in `old`, the agent, the reason), under the skill's lock: refused while an archive of it
-/// waits, and as a `conflict` when the skill changed since the caller read it. Replaces the
-/// writes staged for the skill's files, named in `supersedes`.
+/// waits, and as a `conflict` when the skill changed since the caller read it. Names the writes
+/// staged for the skill's files in `supersedes` and leaves them pending: nothing is discarded
+/// before the operator decides (see `approval::approve` and `approval::reject`).
 pub fn stage_archive(
     host: &impl Host,
     change: &Change,
@@ -130,9 +135,6 @@ pub fn stage_archive(
         }
         let change = Change { supersedes: &supersedes, ..*change };
         let manifest = approval::stage_archive(host, &change, &staged.diff, &staged.digest)?;
-        for m in &earlier {
-            approval::discard(host, &m.id);
-        }
         Ok((manifest, staged.files))
     })
 }
@@ -232,14 +234,53 @@ pub fn refuse_staged_duplicate(
     .with_details(json!({"closest": list, "threshold": threshold})))
 }
 
-/// The entry that replaced `id`, when a merge replaced it (or left it behind in a crash).
+/// The entry that replaced `id`, when a merge replaced it (or left it behind in a crash). Not
+/// an archive: the entries it names stay pending behind it (`waiting_behind`).
 pub fn superseded_by(host: &impl Host, id: &str) -> Option<String> {
-    all_entries(host).into_iter().find(|m| m.supersedes.iter().any(|s| s == id)).map(|m| m.id)
+    all_entries(host)
+        .into_iter()
+        .find(|m| m.operation != approval::ARCHIVE && m.supersedes.iter().any(|s| s == id))
+        .map(|m| m.id)
 }
 
-/// The ids the entries name as replaced: entries a crash left behind mid-merge.
+/// The ids the entries name as replaced: entries a crash left behind mid-merge. Not those an
+/// archive names, which are pending until it is approved.
 pub fn replaced(entries: &[Manifest]) -> std::collections::HashSet<&str> {
-    entries.iter().flat_map(|m| m.supersedes.iter().map(String::as_str)).collect()
+    entries
+        .iter()
+        .filter(|m| m.operation != approval::ARCHIVE)
+        .flat_map(|m| m.supersedes.iter().map(String::as_str))
+        .collect()
+}
+
+/// The staged archive `manifest` waits behind: one of the same skill (in the same root), or one
+/// that names it in `supersedes`. `None` for an archive itself.
+pub fn waiting_behind(host: &impl Host, manifest: &Manifest) -> Option<Manifest> {
+    if manifest.operation == approval::ARCHIVE {
+        return None;
+    }
+    pending_archive(host, &manifest.root(), &manifest.skill).or_else(|| {
+        approval::list(host)
+            .into_iter()
+            .find(|m| m.operation == approval::ARCHIVE && m.supersedes.contains(&manifest.id))
+    })
+}
+
+/// Approving an entry that waits behind a staged archive of its skill: the operator decides the
+/// archive first.
+pub fn behind_archive(manifest: &Manifest, archive: &Manifest) -> ToolError {
+    ToolError::new(
+        "archive-staged",
+        format!(
+            "`{}` waits behind the staged archive of `{}` (`{}`); it is kept, and is not applied while that waits",
+            manifest.id, archive.skill, archive.id
+        ),
+        format!(
+            "reject the archive (`/skills reject {}`) to keep the skill, then approve `{}`; approving the archive discards `{}`",
+            archive.id, manifest.id, manifest.id
+        ),
+    )
+    .with_details(json!({"id": archive.id, "name": archive.skill, "waiting": manifest.id}))
 }
 
 /// Every readable entry, superseded ones included.

@@ -288,11 +288,11 @@ fn a_staged_archive_of_a_skill_the_operator_archived_or_pinned_is_refused() {
     assert!(text(plugin.host(), "deploy/SKILL.md").contains("1. build"), "still there");
 }
 
-/// A staged archive and other staged changes to the same skill: an archive replaces the writes
-/// staged for the skill's files before it (one entry per skill, as coalescing keeps one per
-/// file); a change asked for after it is refused while it waits, naming it.
+/// A staged archive and other staged changes to the same skill: an archive names the writes
+/// staged for the skill's files before it (they wait behind it, still pending); a change asked
+/// for after it is refused while it waits, naming it.
 #[test]
-fn a_staged_archive_replaces_earlier_staged_writes_and_blocks_later_ones() {
+fn a_staged_archive_names_earlier_staged_writes_and_blocks_later_ones() {
     let mut plugin = setup(Setting::Config);
     let patched = call(
         &mut plugin,
@@ -313,9 +313,9 @@ fn a_staged_archive_replaces_earlier_staged_writes_and_blocks_later_ones() {
     expected.sort_unstable();
     assert_eq!(replaced, expected, "{archive}");
     let pending = approval::list(plugin.host());
-    assert_eq!(pending.len(), 1, "{pending:?}");
-    assert_eq!(pending[0].operation, "archive");
-    let id = pending[0].id.clone();
+    assert_eq!(pending.len(), 3, "{pending:?}");
+    assert_eq!(pending[2].operation, "archive");
+    let id = pending[2].id.clone();
     let before = plugin.host().snapshot();
     for args in [
         json!({"action": "patch", "name": "deploy", "old_string": "2. push", "new_string": "2. push it"}),
@@ -330,12 +330,12 @@ fn a_staged_archive_replaces_earlier_staged_writes_and_blocks_later_ones() {
         assert!(refused["hint"].as_str().unwrap().contains(&format!("/skills reject {id}")), "{refused}");
         let mut after = plugin.host().snapshot();
         assert_eq!(after.remove(&Root::UserSkills), before.get(&Root::UserSkills).cloned(), "{args}");
-        assert_eq!(approval::list(plugin.host()).len(), 1, "{args}");
+        assert_eq!(approval::list(plugin.host()).len(), 3, "{args}");
     }
-    // The superseded ids answer with the archive that replaced them.
+    // The earlier ids are refused while the archive waits, naming it.
     let old = patched["id"].as_str().unwrap();
     let refused = skills(&mut plugin, &format!("approve {old}")).unwrap_err();
-    assert!(refused.contains(&id), "{refused}");
+    assert!(refused.contains(&id) && refused.contains("(archive-staged)"), "{refused}");
     // Rejected, the skill stays as on disk, and the agent can change it again.
     skills(&mut plugin, &format!("reject {id}")).unwrap();
     assert_eq!(text(plugin.host(), "deploy/SKILL.md"), DEPLOY);
@@ -345,6 +345,110 @@ fn a_staged_archive_replaces_earlier_staged_writes_and_blocks_later_ones() {
     )
     .unwrap();
     assert_eq!(again["status"], "staged", "{again}");
+}
+
+/// What an archive staged after them must keep: an operator's staged `/skills revert` of
+/// SKILL.md, a write held on a credential finding, an agent's staged write to a resource file.
+/// Returns the plugin, their ids (oldest first), and the archive's id.
+fn entries_then_an_archive() -> (Plugin<FakeHost>, Vec<String>, String) {
+    let mut plugin = setup(Setting::Config);
+    let patched = call(
+        &mut plugin,
+        &json!({"action": "patch", "name": "deploy", "old_string": "2. push", "new_string": "2. push it"}),
+    )
+    .unwrap();
+    skills(&mut plugin, &format!("approve {}", patched["id"].as_str().unwrap())).unwrap();
+    let reverted = skills(&mut plugin, "revert deploy").unwrap();
+    let token = ["ghp_", "Z7QX3M2K9LPT4WNBZ7QX3M2K9LPT4WNB1234"].concat();
+    let held = call(
+        &mut plugin,
+        &json!({"action": "write_file", "name": "deploy", "file_path": "references/key.md", "content": format!("token = {token}\n")}),
+    )
+    .unwrap_err();
+    assert_eq!(held["code"], "secret-found", "{held}");
+    let file = call(
+        &mut plugin,
+        &json!({"action": "write_file", "name": "deploy", "file_path": "references/r0.md", "content": "notes, more\n"}),
+    )
+    .unwrap();
+    let pending = approval::list(plugin.host());
+    assert_eq!(pending.len(), 3, "{pending:?} {reverted}");
+    assert!(!pending[1].held.is_empty(), "{pending:?}");
+    assert_eq!(pending[2].id, file["id"].as_str().unwrap());
+    let ids: Vec<String> = pending.iter().map(|m| m.id.clone()).collect();
+    let archive = call(&mut plugin, &json!({"action": "archive", "name": "deploy", "stage": true})).unwrap();
+    assert_eq!(archive["status"], "staged", "{archive}");
+    (plugin, ids, archive["id"].as_str().unwrap().to_string())
+}
+
+/// The state root's files of the staged entries `ids`.
+fn entry_files(host: &FakeHost, ids: &[String]) -> BTreeMap<String, Node> {
+    let state = host.snapshot().remove(&Root::State).unwrap_or_default();
+    state.into_iter().filter(|(path, _)| ids.iter().any(|id| path.starts_with(&format!("pending/{id}/")))).collect()
+}
+
+/// Staging an archive discards nothing (a hostile `stage: true` archive removed every pending
+/// entry of the skill before the operator saw it): the entries before it stay on disk byte for
+/// byte, listed and readable, and approving one is refused while the archive waits.
+#[test]
+fn staging_an_archive_keeps_the_entries_staged_before_it() {
+    let (mut plugin, ids, archive) = entries_then_an_archive();
+    let files = entry_files(plugin.host(), &ids);
+    assert_eq!(files.keys().filter(|p| p.ends_with("/manifest.json")).count(), 3, "{files:?}");
+    let listed: Vec<String> = approval::list(plugin.host()).into_iter().map(|m| m.id).collect();
+    assert_eq!(listed, [ids.clone(), vec![archive.clone()]].concat());
+    let manifest = approval::load(plugin.host(), &archive).unwrap();
+    assert_eq!(manifest.supersedes, ids);
+    for id in &ids {
+        let diff = skills(&mut plugin, &format!("diff {id}")).unwrap();
+        assert!(!diff["diff"].as_str().unwrap().is_empty(), "{diff}");
+        let before = plugin.host().snapshot();
+        let refused = skills(&mut plugin, &format!("approve {id}")).unwrap_err();
+        assert!(refused.contains(&archive) && refused.contains("(archive-staged)"), "{refused}");
+        assert_eq!(plugin.host().snapshot().remove(&Root::UserSkills), before.get(&Root::UserSkills).cloned());
+    }
+    // A prune keeps them: they are not a merge's leftovers.
+    approval::prune(plugin.host(), 30);
+    assert_eq!(entry_files(plugin.host(), &ids), files);
+}
+
+/// Rejecting the archive removes it alone: the entries before it are pending as they were,
+/// approvable, and land their content.
+#[test]
+fn a_rejected_archive_leaves_the_entries_before_it_pending_and_approvable() {
+    let (mut plugin, ids, archive) = entries_then_an_archive();
+    let files = entry_files(plugin.host(), &ids);
+    skills(&mut plugin, &format!("reject {archive}")).unwrap();
+    assert_eq!(entry_files(plugin.host(), &ids), files, "byte for byte");
+    let listed: Vec<String> = approval::list(plugin.host()).into_iter().map(|m| m.id).collect();
+    assert_eq!(listed, ids);
+    let rule = approval::load(plugin.host(), &ids[1]).unwrap().held[0].rule.clone();
+    skills(&mut plugin, &format!("approve {}", ids[0])).unwrap();
+    assert_eq!(text(plugin.host(), "deploy/SKILL.md").contains("2. push it"), false, "the revert landed");
+    assert!(text(plugin.host(), "deploy/SKILL.md").contains("2. push\n"));
+    skills(&mut plugin, &format!("approve {} --accept-finding {rule}", ids[1])).unwrap();
+    assert!(text(plugin.host(), "deploy/references/key.md").starts_with("token = ghp_"));
+    skills(&mut plugin, &format!("approve {}", ids[2])).unwrap();
+    assert_eq!(text(plugin.host(), "deploy/references/r0.md"), "notes, more\n");
+    assert!(approval::list(plugin.host()).is_empty());
+}
+
+/// Approving the archive archives the skill and discards the entries before it.
+#[test]
+fn an_approved_archive_discards_the_entries_before_it() {
+    let (mut plugin, ids, archive) = entries_then_an_archive();
+    // Gone at approval, not before.
+    let files = entry_files(plugin.host(), &ids);
+    assert_eq!(files.keys().filter(|p| p.ends_with("/manifest.json")).count(), 3, "{files:?}");
+    let approved = skills(&mut plugin, &format!("approve {archive}")).unwrap();
+    assert!(approved["archive"].as_str().unwrap().starts_with("archive/deploy-"), "{approved}");
+    assert!(user_skills(plugin.host()).keys().all(|p| !p.starts_with("deploy/")), "archived");
+    assert!(approval::list(plugin.host()).is_empty());
+    assert!(entry_files(plugin.host(), &ids).is_empty());
+    for id in &ids {
+        let refused = skills(&mut plugin, &format!("approve {id}")).unwrap_err();
+        assert!(refused.contains("(not-found)"), "{refused}");
+    }
 }
 
 /// With approval switched off while an archive waits, a direct write lands, and the archive no
