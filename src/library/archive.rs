@@ -66,21 +66,33 @@ pub fn staged(store: &Store<impl Host>, location: &Location, reason: &str) -> Re
         // One line, whatever the agent wrote: a line break must not start a diff of its own.
         diff.push_str(&format!("# reason: {}\n", reason.replace('\n', "\\u{a}").replace('\r', "\\u{d}")));
     }
-    for (path, _, bytes) in &contents {
-        if std::str::from_utf8(bytes).is_ok() {
-            diff.push_str(&unified_diff(path, Some(bytes), None));
-        } else {
-            diff.push_str(&format!(
-                "diff --git a/{path} b/{path}\ndeleted file mode 100644\nBinary files a/{path} and /dev/null differ\n"
-            ));
-        }
-    }
+    diff.push_str(&removal_diff(&contents));
     let diff = crate::library::scan::redact_secrets(&diff).unwrap_or(diff);
     Ok(Staged {
         files: contents.iter().map(|(_, inside, _)| inside.clone()).collect(),
         digest: digest_of(&contents),
         diff,
     })
+}
+
+/// A diff removing every file, each text redacted before its diff is built: a credential is
+/// found in the file as written, never only in the diff's `-` lines (a PEM key, a token at a
+/// line's start read differently with a prefix on every line).
+fn removal_diff(contents: &[(String, String, Vec<u8>)]) -> String {
+    let mut diff = String::new();
+    for (path, _, bytes) in contents {
+        match std::str::from_utf8(bytes) {
+            Ok(text) => {
+                let redacted = crate::library::scan::redact_secrets(text);
+                let text = redacted.as_deref().unwrap_or(text);
+                diff.push_str(&unified_diff(path, Some(text.as_bytes()), None));
+            }
+            Err(_) => diff.push_str(&format!(
+                "diff --git a/{path} b/{path}\ndeleted file mode 100644\nBinary files a/{path} and /dev/null differ\n"
+            )),
+        }
+    }
+    diff
 }
 
 /// Archives a skill by moves, never copy-then-delete of the live skill: the files are copied into
@@ -148,4 +160,44 @@ pub fn archive_location(
     }
     cleanup::remove_tree(host, &location.root, &debris);
     Ok(folder)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::removal_diff;
+
+    /// A PEM key's text, made at run time (this file holds no scannable literal).
+    fn key(seed: usize) -> (String, Vec<String>) {
+        const B64: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        let body: Vec<String> = (0..8)
+            .map(|l| (0..64).map(|i| char::from(B64[(i * 37 + l * 11 + seed * 7 + i * i * 3) % 64])).collect())
+            .collect();
+        let label = ["RSA", "PRIVATE", "KEY"].join(" ");
+        (format!("-----BEGIN {label}-----\n{}\n-----END {label}-----\n", body.join("\n")), body)
+    }
+
+    #[test]
+    fn each_file_is_redacted_before_its_removal_diff_is_built() {
+        let (pem, body) = key(1);
+        let text = format!("# Deploy\n\nUse this key:\n{pem}Then rotate it.\n");
+        let contents = vec![
+            ("deploy/SKILL.md".to_string(), "SKILL.md".to_string(), text.into_bytes()),
+            ("deploy/bin.dat".to_string(), "bin.dat".to_string(), vec![0xff, 0xfe, 0]),
+        ];
+        let diff = removal_diff(&contents);
+        for line in &body {
+            assert!(!diff.contains(&line[..16]), "a body line survived:\n{diff}");
+        }
+        assert!(!diff.contains("-----END"), "the END line survived:\n{diff}");
+        // The diff's shape is kept: headers, every line removed, the prose around the key.
+        for kept in [
+            "diff --git a/deploy/SKILL.md b/deploy/SKILL.md\ndeleted file mode 100644\n",
+            "--- a/deploy/SKILL.md\n+++ /dev/null\n",
+            "-# Deploy\n",
+            "-Use this key:\n-[redacted: private-key]\n-Then rotate it.\n",
+            "Binary files a/deploy/bin.dat and /dev/null differ\n",
+        ] {
+            assert!(diff.contains(kept), "{kept:?} missing:\n{diff}");
+        }
+    }
 }
