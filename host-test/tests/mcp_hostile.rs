@@ -169,6 +169,49 @@ fn a_request_line_past_the_bound_gets_an_answer() {
     assert!(!home.join("skills/big").exists(), "nothing of the refused create was written");
 }
 
+/// The MCP TypeScript SDK writes a request as `{...request, jsonrpc: "2.0", id}`: its id comes
+/// after the params. A line past the bound whose id is at its end is answered with that id (the
+/// wire keeps the line's first and last 64 KiB), and a string near the end holding `"id":7` is
+/// not taken for it.
+#[test]
+fn a_request_line_past_the_bound_with_its_id_last_gets_an_answer_with_that_id() {
+    let (_tmp, home, project) = dirs();
+    let mut server = Server::start(&home, &project);
+    server.initialize();
+    let content = "a".repeat(65 << 20);
+    // Key order as the TS SDK writes it (json! would sort the keys, putting `id` first).
+    let ts = |id: u64, last: &str| {
+        let mut line = format!(
+            r#"{{"method":"tools/call","params":{{"name":"skill_manage","arguments":{{"action":"create","name":"big","content":"{content}"}},"#
+        );
+        line.push_str(last);
+        line.push_str(&format!(r#"}},"jsonrpc":"2.0","id":{id}}}"#));
+        line
+    };
+    let plain = ts(42, r#""note":"x""#);
+    // A string near the end that reads as an id, escaped quotes and all, and one in an object.
+    let decoy = ts(43, r#""note":"\"id\":7, \\\"id\": 8 {\"id\":9}","more":{"id":7}"#);
+    for (line, id) in [(plain, 42u64), (decoy, 43)] {
+        assert!(serde_json::from_str::<Value>(&line).is_ok(), "the line is JSON");
+        server.send_raw(line.as_bytes());
+        drop(line);
+        server.send(json!({"jsonrpc":"2.0","id":100 + id,"method":"ping"}));
+        let lines = server.until(Duration::from_secs(60), |v| v["id"] == json!(100 + id));
+        let refusals: Vec<&Value> = lines.iter().filter(|v| v.get("error").is_some()).collect();
+        assert_eq!(refusals.len(), 1, "exactly one answer to the long line: {lines:?}");
+        let answer = refusals[0];
+        assert_eq!(answer["id"], json!(id), "{answer}");
+        assert_eq!(answer["error"]["code"], -32600, "{answer}");
+        assert!(answer["error"]["message"].as_str().is_some_and(|m| m.contains("64 MiB")), "{answer}");
+        assert!(
+            lines.iter().any(|v| v["id"] == json!(100 + id) && v["result"].is_object()),
+            "ping answered: {lines:?}"
+        );
+    }
+    let stderr = server.finish();
+    assert!(!home.join("skills/big").exists(), "nothing of the refused create was written: {stderr}");
+}
+
 /// A request nested deeper than the JSON parser's recursion limit (128) is valid JSON-RPC with
 /// an id, yet it is dropped without an answer: the client waits forever.
 #[test]
