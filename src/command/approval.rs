@@ -125,6 +125,9 @@ pub(super) fn pending(host: &impl Host, rest: &[&str], json_mode: bool) -> Resul
         return Err(usage_error("`/skills pending` takes no arguments"));
     }
     let manifests = approval::list(host);
+    // An entry a staged archive names waits for the operator's decision on that archive.
+    let behind =
+        |id: &str| manifests.iter().find(|a| a.operation == approval::ARCHIVE && a.supersedes.iter().any(|s| s == id));
     // The findings column only when a write is held on credential findings.
     let any_held = manifests.iter().any(|m| !m.held.is_empty());
     let rows = manifests
@@ -136,11 +139,21 @@ pub(super) fn pending(host: &impl Host, rest: &[&str], json_mode: bool) -> Resul
                 let held: Vec<String> = m.held.iter().map(|h| format!("{} (line {})", h.rule, h.line)).collect();
                 row.push(if held.is_empty() { "-".to_string() } else { format!("held: {}", held.join(", ")) });
             }
-            row.push(m.reason.clone());
+            row.push(match behind(&m.id) {
+                Some(archive) => format!("(waits behind archive {}) {}", archive.id, m.reason),
+                None => m.reason.clone(),
+            });
             row
         })
         .collect();
-    let value = serde_json::to_value(&manifests).unwrap_or_default();
+    let mut value = serde_json::to_value(&manifests).unwrap_or_default();
+    if let Some(entries) = value.as_array_mut() {
+        for entry in entries {
+            if let Some(archive) = entry["id"].as_str().and_then(behind) {
+                entry["waitsBehind"] = json!(archive.id);
+            }
+        }
+    }
     answer(json_mode, json!({"pending": value}), || {
         if manifests.is_empty() {
             "no staged writes".to_string()

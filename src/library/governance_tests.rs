@@ -407,6 +407,16 @@ fn staging_an_archive_keeps_the_entries_staged_before_it() {
         assert!(refused.contains(&archive) && refused.contains("(archive-staged)"), "{refused}");
         assert_eq!(plugin.host().snapshot().remove(&Root::UserSkills), before.get(&Root::UserSkills).cloned());
     }
+    // `/skills pending` says which archive each waits behind, in text and in `--json`.
+    let table = plugin.run_command(&ctx("s1"), "pending").unwrap();
+    for id in &ids {
+        let row = table.lines().find(|l| l.contains(id.as_str())).unwrap_or_default();
+        assert!(row.contains(&format!("(waits behind archive {archive})")), "{table}");
+    }
+    let listed = skills(&mut plugin, "pending").unwrap();
+    let waits: Vec<&str> =
+        listed["pending"].as_array().unwrap().iter().filter_map(|e| e["waitsBehind"].as_str()).collect();
+    assert_eq!(waits, [archive.as_str(); 3], "{listed}");
     // A prune keeps them: they are not a merge's leftovers.
     approval::prune(plugin.host(), 30);
     assert_eq!(entry_files(plugin.host(), &ids), files);
