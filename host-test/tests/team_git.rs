@@ -772,3 +772,94 @@ fn an_edit_inside_a_teammates_rewrite_is_added_and_the_whole_version_kept() {
     assert!(std::fs::read_to_string(kept).unwrap().contains("Then what shipped.\nKeep it to 90 seconds each.\n"));
     assert!(skill_text(b, "standup").contains("Then what shipped, in a minute.\nPark long talks.\n"));
 }
+
+/// `standup`'s whole SKILL.md rewritten through the agent's `edit` (the plugin re-stamps it).
+fn edit_text(home: &Path, name: &str, edit: impl Fn(&str) -> String) {
+    let text = skill_text(home, name);
+    let new = edit(&text);
+    assert_ne!(new, text, "the edit changes something");
+    tool(home, json!({"action": "view", "name": name}));
+    let answer = tool(home, json!({"action": "edit", "name": name, "content": new}));
+    assert_eq!(answer["status"], "written", "{answer}");
+}
+
+/// A line inserted after the frontmatter's last metadata entry (right after `version:` or
+/// `library:`, lines both sides re-stamp on every write).
+fn after_metadata(text: &str, line: &str) -> String {
+    let close = text[4..].find("\n---\n").map(|i| i + 4).expect("frontmatter");
+    format!("{}\n{line}{}", &text[..close], &text[close..])
+}
+
+/// A teammate adds a frontmatter line next to the bookkeeping both sides re-stamp (one unequal
+/// hunk in git's diff) while this machine edits the body: git merges both, and nothing staged
+/// or kept takes the teammate's line out.
+#[test]
+fn a_teammates_line_beside_the_bookkeeping_is_never_taken_out() {
+    let t = team(2);
+    let (a, b) = (&t.homes[0], &t.homes[1]);
+    five_lines_in_both(&t);
+    edit_text(a, "standup", |text| after_metadata(text, "allowed-tools: Bash"));
+    assert!(skill_text(a, "standup").contains("allowed-tools: Bash\n"), "{}", skill_text(a, "standup"));
+    assert_eq!(patch(b, "standup", "End on time.", "End on time, from B.")["status"], "written");
+    assert_eq!(sync(a).0["pushed"], 1);
+    let (report, code, stderr) = sync(b);
+    assert_eq!(code, Some(0), "{stderr}");
+    let text = skill_text(b, "standup");
+    assert!(text.contains("allowed-tools: Bash\n") && text.contains("time, from B."), "{text}");
+    for conflict in report["conflicts"].as_array().unwrap() {
+        if let Some(id) = conflict["staged"].as_str() {
+            let diff = skills(b, &["diff", id]);
+            assert!(!diff.contains("-allowed-tools"), "a staged conflict takes out A's line:\n{diff}");
+        }
+    }
+    assert_eq!(report["conflicts"], json!([]), "git merged both: {report}");
+    assert_eq!(pending_ids(b), Vec::<String>::new());
+    // A adds a metadata entry right after `version:` while B edits another frontmatter line.
+    sync(a);
+    edit_text(a, "standup", |text| text.replacen("\nallowed-tools:", "\n  wiki: team/standup\nallowed-tools:", 1));
+    let ours = skill_text(a, "standup");
+    assert!(
+        ours.contains("\"\n  wiki: team/standup\nallowed-tools") && ours.contains("  version: \"3\"\n  wiki"),
+        "{ours}"
+    );
+    let old = "How the team does standup.";
+    assert_eq!(patch(b, "standup", old, "How the team runs standup, by B.")["status"], "written");
+    assert_eq!(sync(a).0["pushed"], 1);
+    let (report, code, stderr) = sync(b);
+    assert_eq!(code, Some(0), "{stderr}");
+    let text = skill_text(b, "standup");
+    assert!(
+        text.contains("  wiki: team/standup\n") && text.contains("by B.") && text.contains("allowed-tools"),
+        "{text}"
+    );
+    assert_eq!(report["conflicts"], json!([]), "git merged both: {report}");
+    assert_eq!(pending_ids(b), Vec::<String>::new());
+}
+
+/// This machine pins a skill a teammate edits: the merged file lacks the pin (git took the
+/// remote's lines beside it), which a staged write cannot set. Sync says so, naming the command
+/// to run again, and keeps this machine's version.
+#[test]
+fn a_local_pin_the_merge_lacks_is_reported_and_kept() {
+    let t = team(2);
+    let (a, b) = (&t.homes[0], &t.homes[1]);
+    five_lines_in_both(&t);
+    assert_eq!(patch(a, "standup", "End on time.", "End on time, from A.")["status"], "written");
+    skills(b, &["pin", "standup"]);
+    assert!(skill_text(b, "standup").contains("pinned: \"true\""), "{}", skill_text(b, "standup"));
+    assert_eq!(git(&b.join("skills"), &["status", "--porcelain"]), "", "the pin is committed");
+    assert_eq!(sync(a).0["pushed"], 1);
+    let (report, code, stderr) = sync(b);
+    assert_eq!(code, Some(0), "{stderr}");
+    let text = skill_text(b, "standup");
+    assert!(text.contains("time, from A."), "{text}");
+    if text.contains("pinned: \"true\"") {
+        return; // git merged the pin: nothing to say.
+    }
+    let conflicts = report["conflicts"].as_array().unwrap();
+    assert_eq!(conflicts.len(), 1, "{report}");
+    let why = conflicts[0]["why"].as_str().unwrap_or_else(|| panic!("why: {report}"));
+    assert!(why.contains("pinned") && why.contains("self-evolve skills pin standup"), "{why}");
+    let kept = conflicts[0]["kept"].as_str().unwrap_or_else(|| panic!("kept: {report}"));
+    assert!(std::fs::read_to_string(kept).unwrap().contains("pinned: \"true\""), "the kept copy has the pin");
+}

@@ -29,6 +29,10 @@ impl Hunk {
 /// edit: they differ on both sides of nearly every merge and carry nothing to review.
 const BOOKKEEPING: &[&str] = &["updated-at", "version", "created-at", "library"];
 
+/// `metadata` keys of a SKILL.md the operator sets (`/skills pin`, archive or restore, an
+/// approval accepting findings) that a staged write cannot set: the plugin keeps the file's own.
+const OPERATOR: &[&str] = &["pinned", "status", "accepted-findings"];
+
 /// What sync does with one file both sides changed, once the merged version is in the tree.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Left {
@@ -37,7 +41,9 @@ pub enum Left {
     /// Stage this against the merged file (`None`: the file's removal). `whole` is false when
     /// some local edit overlapped a teammate's in a way that cannot be placed line by line:
     /// the edit is added after the teammate's lines, and the whole local version stays kept.
-    Stage { content: Option<Vec<u8>>, whole: bool },
+    /// `note`: something of this machine's the staged write cannot carry (an operator's pin,
+    /// status or accepted findings the merged file lacks): the whole local version stays kept.
+    Stage { content: Option<Vec<u8>>, whole: bool, note: Option<String> },
     /// Nothing to stage, yet not everything local was merged: keep the local version (why).
     Keep(String),
 }
@@ -61,7 +67,13 @@ pub fn unmerged(root: &Path, v: &Versions) -> Left {
     let (content, whole) = match (v.base, v.local, v.merged) {
         (Some(base), Some(local), Some(merged)) => {
             let hunks = hunks(root, v.base_rev, v.merged_rev, v.file)
-                .and_then(|to_merged| Ok((to_merged, hunks(root, v.base_rev, v.local_rev, v.file)?)));
+                .and_then(|to_merged| Ok((to_merged, hunks(root, v.base_rev, v.local_rev, v.file)?)))
+                // The bookkeeping this machine re-stamped is none of its edits: left out, it
+                // cannot claim (and take out) a teammate's line added beside it.
+                .map(|(to_merged, to_local)| match skill_file {
+                    true => (to_merged, without_bookkeeping(base, local, to_local)),
+                    false => (to_merged, to_local),
+                });
             let carried = hunks.and_then(|(to_merged, to_local)| carry(base, merged, local, &to_merged, &to_local));
             match carried {
                 Ok(carried) => (carried.bytes, carried.placed_all),
@@ -71,18 +83,80 @@ pub fn unmerged(root: &Path, v: &Versions) -> Left {
         // Added on both sides: no common lines to go by, so this machine's version, whole.
         (None, Some(local), Some(_)) => (local.to_vec(), true),
         // Removed on the other side (a replay git settled): this machine's version, whole.
-        (_, Some(local), None) => return Left::Stage { content: Some(local.to_vec()), whole: true },
-        (_, None, _) => return Left::Stage { content: None, whole: true },
+        (_, Some(local), None) => return Left::Stage { content: Some(local.to_vec()), whole: true, note: None },
+        (_, None, _) => return Left::Stage { content: None, whole: true, note: None },
     };
     let merged = v.merged.unwrap_or_default();
-    let content = if skill_file { keep_bookkeeping(&content, merged) } else { content };
-    match (content == merged, whole) {
-        (true, true) => Left::Nothing,
-        (true, false) => Left::Keep(
+    let (content, note) = match (skill_file, v.local) {
+        (true, Some(local)) => {
+            let content = keep_keys(&keep_bookkeeping(&content, merged), merged, OPERATOR, true);
+            (content, operator_lost(v.file, local, merged))
+        }
+        _ => (content, None),
+    };
+    match (content == merged, whole, note) {
+        (true, true, None) => Left::Nothing,
+        (true, _, Some(note)) => Left::Keep(note),
+        (true, false, None) => Left::Keep(
             "part of this machine's change overlaps a teammate's where it cannot be placed line by line".into(),
         ),
-        (false, _) => Left::Stage { content: Some(content), whole },
+        (false, whole, note) => Left::Stage { content: Some(content), whole, note },
     }
+}
+
+/// `to_local` without the hunks that only re-stamp bookkeeping (every base and local line of
+/// them a `BOOKKEEPING` entry).
+fn without_bookkeeping(base: &[u8], local: &[u8], to_local: Vec<Hunk>) -> Vec<Hunk> {
+    let entries = |text: &[u8]| -> Vec<usize> {
+        metadata(&lines(text)).into_iter().filter(|(_, k)| BOOKKEEPING.contains(&k.as_str())).map(|(i, _)| i).collect()
+    };
+    let (in_base, in_local) = (entries(base), entries(local));
+    to_local
+        .into_iter()
+        .filter(|h| !((h.start..h.end).all(|i| in_base.contains(&i)) && (h.from..h.to).all(|i| in_local.contains(&i))))
+        .collect()
+}
+
+/// The operator's fields (`OPERATOR`) this machine's SKILL.md has that the merged one lacks or
+/// has otherwise: what they were and the command that sets them again (`None`: none differ).
+fn operator_lost(file: &str, local: &[u8], merged: &[u8]) -> Option<String> {
+    let name = file.split_once('/').map_or(file, |(skill, _)| skill);
+    let (mine, theirs) = (lines(local), lines(merged));
+    let (mine_spans, their_spans) = (spans(&mine), spans(&theirs));
+    let text = |lines: &[&[u8]], spans: &[(usize, usize, String)], key: &str| -> Option<String> {
+        spans
+            .iter()
+            .find(|(_, _, k)| k == key)
+            .map(|(a, b, _)| String::from_utf8_lossy(&lines[*a..*b].concat()).into_owned())
+    };
+    let mut lost = Vec::new();
+    for key in OPERATOR {
+        let (here, there) = (text(&mine, &mine_spans, key), text(&theirs, &their_spans, key));
+        if here == there {
+            continue;
+        }
+        let value =
+            here.as_deref().and_then(|t| t.split_once(':')).map(|(_, v)| v.trim().trim_matches('"').to_string());
+        let again = match (*key, value.as_deref()) {
+            ("pinned", Some("true")) => format!("`self-evolve skills pin {name}`"),
+            ("pinned", _) => format!("`self-evolve skills unpin {name}`"),
+            ("status", Some("archived")) => format!("`self-evolve skills archive {name}`"),
+            ("status", _) => format!("`self-evolve skills restore {name}`"),
+            _ => "`self-evolve skills approve ID --accept-finding RULE` for each finding accepted here".to_string(),
+        };
+        let was = match &here {
+            Some(t) => format!("`{}`", t.trim()),
+            None => format!("no `{key}`"),
+        };
+        lost.push(format!("{was} (run {again} again)"));
+    }
+    (!lost.is_empty()).then(|| {
+        format!(
+            "this machine's {} is not in the merged file (a teammate's edit landed beside it) and a staged write \
+             cannot set it: your whole version is kept",
+            lost.join(", ")
+        )
+    })
 }
 
 /// `git diff` of `file` from `from` to `to` as hunks, an equal-sized replacement split line by
@@ -219,7 +293,9 @@ pub fn carry(base: &[u8], merged: &[u8], local: &[u8], to_merged: &[Hunk], to_lo
         let covered = |h: &Hunk| !h.inserts() && (h.start..h.end).all(|i| l.iter().any(|x| x.start <= i && i < x.end));
         if l.is_empty() || mine == theirs {
             out.extend(theirs);
-        } else if m.is_empty() || m.iter().all(covered) {
+        } else if m.is_empty() || m.iter().all(|h| covered(h) && h.to - h.from <= h.end - h.start) {
+            // Every merged hunk here replaced base lines this machine changed too, adding none
+            // of its own (an added teammate's line is never taken out by a local edit).
             out.extend(mine);
         } else {
             out.extend(theirs);
@@ -248,17 +324,47 @@ fn version<'a>(base: &[&'a [u8]], hunks: &[Hunk], lines: &[&'a [u8]], start: usi
 
 /// `text` (a SKILL.md) with the merged file's bookkeeping lines in place of its own.
 pub fn keep_bookkeeping(text: &[u8], merged: &[u8]) -> Vec<u8> {
-    let theirs = metadata(&lines(merged));
-    let mut mine = lines(text);
-    for (index, key) in metadata(&mine) {
-        if !BOOKKEEPING.contains(&key.as_str()) {
+    keep_keys(text, merged, BOOKKEEPING, false)
+}
+
+/// `text` (a SKILL.md) with the merged file's `metadata` entries of `keys` (a value's
+/// continuation lines too) in place of its own; `remove`: an entry the merged file lacks goes.
+fn keep_keys(text: &[u8], merged: &[u8], keys: &[&str], remove: bool) -> Vec<u8> {
+    let theirs_lines = lines(merged);
+    let theirs = spans(&theirs_lines);
+    let mine = lines(text);
+    let mut out: Vec<&[u8]> = Vec::with_capacity(mine.len());
+    let mut at = 0;
+    for (start, end, key) in spans(&mine) {
+        if !keys.contains(&key.as_str()) {
             continue;
         }
-        if let Some((at, _)) = theirs.iter().find(|(_, k)| *k == key) {
-            mine[index] = lines(merged)[*at];
+        match theirs.iter().find(|(_, _, k)| *k == key) {
+            Some((a, b, _)) => {
+                out.extend_from_slice(&mine[at..start]);
+                out.extend_from_slice(&theirs_lines[*a..*b]);
+            }
+            None if remove => out.extend_from_slice(&mine[at..start]),
+            None => out.extend_from_slice(&mine[at..end]),
         }
+        at = end;
     }
-    mine.concat()
+    out.extend_from_slice(&mine[at..]);
+    out.concat()
+}
+
+/// The `metadata` entries of a SKILL.md as line ranges `[start, end)` (a multi-line value's
+/// continuation lines included), with their keys.
+fn spans(lines: &[&[u8]]) -> Vec<(usize, usize, String)> {
+    let continues =
+        |line: &[u8]| line.strip_prefix(b"  ").is_some_and(|rest| rest.starts_with(b" ") || rest.starts_with(b"\t"));
+    metadata(lines)
+        .into_iter()
+        .map(|(start, key)| {
+            let end = (start + 1..lines.len()).find(|&i| !continues(lines[i])).unwrap_or(lines.len());
+            (start, end, key)
+        })
+        .collect()
 }
 
 /// The `metadata` entries of a SKILL.md's frontmatter: (line index, key).

@@ -57,7 +57,9 @@ pub fn keep_all(home: &Path, local: &mut [Local]) -> Result<()> {
 /// write against the merged file. A kept copy goes once everything in it is merged or staged,
 /// and stays (named in the report) where the plugin refused or an edit could not be placed.
 pub fn stage_local(home: &Path, wasm: &Source, local: Vec<(Local, Left)>) -> Result<Vec<Conflict>> {
-    let mut differs: Vec<(Local, Option<Vec<u8>>, bool)> = Vec::new();
+    // A local version, what to stage, whether that is all of it, what it cannot carry.
+    type Differs = (Local, Option<Vec<u8>>, bool, Option<String>);
+    let mut differs: Vec<Differs> = Vec::new();
     let mut out = Vec::new();
     for (l, left) in local {
         match left {
@@ -67,7 +69,7 @@ pub fn stage_local(home: &Path, wasm: &Source, local: Vec<(Local, Left)>) -> Res
                 }
             }
             Left::Keep(why) => out.push(kept_only(l, &why)),
-            Left::Stage { content, whole } => differs.push((l, content, whole)),
+            Left::Stage { content, whole, note } => differs.push((l, content, whole, note)),
         }
     }
     if differs.is_empty() {
@@ -85,11 +87,11 @@ pub fn stage_local(home: &Path, wasm: &Source, local: Vec<(Local, Left)>) -> Res
         Err(err) => {
             // Nothing can be staged; every local version is already kept.
             let why = format!("the plugin could not start to stage it: {err:#}");
-            out.extend(differs.into_iter().map(|(l, _, _)| kept_only(l, &why)));
+            out.extend(differs.into_iter().map(|(l, _, _, note)| kept_only(l, &with_note(&why, &note))));
             return Ok(out);
         }
     };
-    for (l, content, whole) in differs {
+    for (l, content, whole, note) in differs {
         let (skill, rest) = l.file.split_once('/').unwrap_or((l.file.as_str(), ""));
         let reason = format!(
             "sync: {} changed on the remote too and git could not merge all of this machine's edits; this \
@@ -129,23 +131,28 @@ pub fn stage_local(home: &Path, wasm: &Source, local: Vec<(Local, Left)>) -> Res
             }
         };
         out.push(match staged {
-            Ok(id) if whole => {
+            Ok(id) if whole && note.is_none() => {
                 if let Some(kept) = &l.kept {
                     discard(home, kept);
                 }
                 Conflict { file: l.file, staged: Some(id), kept: None, why: None }
             }
-            Ok(id) => Conflict {
-                file: l.file,
-                staged: Some(id),
-                kept: l.kept,
-                why: Some(
-                    "part of this machine's change overlaps a teammate's where it cannot be placed line by line: \
-                     it is added after the teammate's lines in the staged write, and your whole version is kept"
-                        .into(),
-                ),
-            },
-            Err(why) => kept_only(l, &why),
+            Ok(id) => {
+                let overlap = "part of this machine's change overlaps a teammate's where it cannot be placed line by \
+                               line: it is added after the teammate's lines in the staged write, and your whole \
+                               version is kept";
+                let why = match (&note, whole) {
+                    (Some(note), true) => note.clone(),
+                    (_, _) => with_note(overlap, &note),
+                };
+                Conflict {
+                    file: l.file,
+                    staged: Some(id),
+                    kept: l.kept,
+                    why: Some(crate::text::visible(&why).into_owned()),
+                }
+            }
+            Err(why) => kept_only(l, &with_note(&why, &note)),
         });
     }
     if let Some(live) = live.as_mut() {
@@ -163,6 +170,14 @@ fn discard(home: &Path, kept: &str) {
         if !dir.starts_with(&top) || dir == top || std::fs::remove_dir(dir).is_err() {
             break;
         }
+    }
+}
+
+/// `why`, and what else of this machine's the staged write could not carry.
+fn with_note(why: &str, note: &Option<String>) -> String {
+    match note {
+        Some(note) => format!("{why}; {note}"),
+        None => why.to_string(),
     }
 }
 
