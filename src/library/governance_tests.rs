@@ -434,7 +434,7 @@ fn a_rejected_archive_leaves_the_entries_before_it_pending_and_approvable() {
     assert_eq!(listed, ids);
     let rule = approval::load(plugin.host(), &ids[1]).unwrap().held[0].rule.clone();
     skills(&mut plugin, &format!("approve {}", ids[0])).unwrap();
-    assert_eq!(text(plugin.host(), "deploy/SKILL.md").contains("2. push it"), false, "the revert landed");
+    assert!(!text(plugin.host(), "deploy/SKILL.md").contains("2. push it"), "the revert landed");
     assert!(text(plugin.host(), "deploy/SKILL.md").contains("2. push\n"));
     skills(&mut plugin, &format!("approve {} --accept-finding {rule}", ids[1])).unwrap();
     assert!(text(plugin.host(), "deploy/references/key.md").starts_with("token = ghp_"));
