@@ -70,7 +70,7 @@ struct Scanner {
     /// Per anchor pattern, the probes it triggers.
     probes: Vec<Vec<Probe>>,
     /// Per token rule, its pattern anchored at the token's start.
-    tokens: Vec<Regex>,
+    tokens: Vec<OnceLock<Regex>>,
 }
 
 /// Every anchor the automaton searches for, and per anchor the probes it triggers.
@@ -132,10 +132,9 @@ fn scanner() -> &'static Scanner {
                 .build(&patterns)
                 .unwrap_or_else(|e| panic!("scanner anchors: {e}"))
         });
-        let tokens = TOKEN_RULES
-            .iter()
-            .map(|r| Regex::new(&format!("^(?:{})", r.pattern)).unwrap_or_else(|e| panic!("{}: {e}", r.rule.id())))
-            .collect();
+        // Compiled on a rule's first candidate: most texts (and every log line) reach few rules,
+        // and compiling all of them up front cost every fresh process its start-up time.
+        let tokens = TOKEN_RULES.iter().map(|_| OnceLock::new()).collect();
         let teddy = (cfg!(test) || FILTERED).then(|| {
             let bytes: Vec<&[u8]> = patterns.iter().map(|p| p.as_bytes()).collect();
             Teddy::new(&bytes)
@@ -355,7 +354,12 @@ fn token(s: &Scanner, b: &[u8], at: usize, i: usize) -> (usize, Option<Hit>) {
         return (at + 1, None);
     }
     let window = &b[start..(start + MAX_TOKEN).min(b.len())];
-    let Some(m) = s.tokens[i].find(window) else { return (run_end(), None) };
+    let pattern = s.tokens[i].get_or_init(|| {
+        let r = &TOKEN_RULES[i];
+        // Built-in patterns: a failure here is a bug caught by the unit tests, never input.
+        Regex::new(&format!("^(?:{})", r.pattern)).unwrap_or_else(|e| panic!("{}: {e}", r.rule.id()))
+    });
+    let Some(m) = pattern.find(window) else { return (run_end(), None) };
     let end = start + m.end();
     if end <= at || b.get(end).is_some_and(|&c| c.is_ascii_alphanumeric() || c == b'_' || c == b'-') {
         return (run_end(), None);
