@@ -9,6 +9,15 @@ pub fn activation() -> Option<String> {
     std::env::var("SELF_EVOLVE_ACTIVATION").ok().filter(|a| !a.is_empty())
 }
 
+/// The refusal of a call inside reviewer `activation` that names another agent (`--agent`, an
+/// event line's `agent`): inside a reviewer every call is the reviewer's.
+pub fn not_the_reviewer(activation: &str, agent: &str) -> String {
+    format!(
+        "this runs inside reviewer {activation} (SELF_EVOLVE_ACTIVATION), so it calls as that reviewer, not as `{}`",
+        crate::text::visible(agent)
+    )
+}
+
 /// The context of an operator's `/skills` line: the person at the terminal, or, inside a
 /// reviewer, the reviewer as a subagent (which the plugin refuses every subcommand that changes
 /// something, so a reviewer cannot approve its own staged writes).

@@ -20,14 +20,11 @@ pub struct Call {
 pub fn run(home: &Path, wasm: &Source, call: Call) -> Result<ExitCode> {
     // Inside a live reviewer the identity is the reviewer's: its writes are audited under its
     // review and made as a subagent, whatever `--agent` says.
-    let activation = std::env::var("SELF_EVOLVE_ACTIVATION").ok().filter(|a| !a.is_empty());
+    let activation = super::identity::activation();
     if let (Some(activation), Some(agent)) = (&activation, &call.agent)
         && agent != activation
     {
-        anyhow::bail!(
-            "this runs inside reviewer {activation} (SELF_EVOLVE_ACTIVATION), so it calls as that reviewer, not as `{}`",
-            crate::text::visible(agent)
-        );
+        anyhow::bail!(super::identity::not_the_reviewer(activation, agent));
     }
     let agent = activation.clone().or(call.agent).unwrap_or_else(|| "main".to_string());
     let reviewer = activation.is_some();

@@ -82,10 +82,7 @@ fn handle(live: &mut super::Live, cwd: &str, event: &Event) -> Result<Vec<String
     if let (Some(activation), Event::Call { agent: Some(agent), .. }) = (&reviewer, event)
         && agent != activation
     {
-        let error = format!(
-            "this runs inside reviewer {activation} (SELF_EVOLVE_ACTIVATION), so it calls as that reviewer, not as `{}`",
-            crate::text::visible(agent)
-        );
+        let error = crate::cli::identity::not_the_reviewer(activation, agent);
         return Ok(vec![json!({"kind": "event", "ok": false, "error": error}).to_string()]);
     }
     if let Some(session) = session_of(event) {
