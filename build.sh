@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 WASM_TARGET=wasm32-unknown-unknown
-CORE=target/$WASM_TARGET/wasm-release/self_evolve.wasm
+CORE=target/$WASM_TARGET/wasm-release/self_evolve_plugin.wasm
 OUT=dist/self-evolve.wasm
 # hosts/python is tested under the oldest and the newest wasmtime-py it supports (pyproject.toml).
 PYTHON_WASMTIME_VERSIONS=(44.0.0 50.0.1)
@@ -37,7 +37,7 @@ ensure_toolchain() {
 build() {
     ensure_toolchain
     step "building the plugin ($WASM_TARGET, profile wasm-release)"
-    cargo build -p self-evolve --target "$WASM_TARGET" --profile wasm-release --locked
+    cargo build -p self-evolve-plugin --target "$WASM_TARGET" --profile wasm-release --locked
     mkdir -p dist
     step "componentizing and auditing imports"
     # Fails unless every import is self-evolve:plugin/*.
@@ -50,7 +50,7 @@ run_tests() {
     step "clippy (native, all targets)"
     cargo clippy --workspace --all-targets --locked -- -D warnings
     step "clippy (the plugin as wasm, including the binding adapter)"
-    cargo clippy -p self-evolve -p self-evolve-scan --target "$WASM_TARGET" --locked -- -D warnings
+    cargo clippy -p self-evolve-plugin -p self-evolve-scan --target "$WASM_TARGET" --locked -- -D warnings
     step "tests"
     cargo test --workspace --locked
     wasm_unit_tests
@@ -79,7 +79,7 @@ wasm_unit_tests() {
         exit 1
     fi
     step "unit tests on wasm32-unknown-unknown (wasm-bindgen-test-runner under Node)"
-    cargo test -p self-evolve -p self-evolve-scan --lib --target "$WASM_TARGET" --locked
+    cargo test -p self-evolve-plugin -p self-evolve-scan --lib --target "$WASM_TARGET" --locked
 }
 
 # The second host: the same dist/self-evolve.wasm in Node through jco, and the conformance suite

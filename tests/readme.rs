@@ -1,6 +1,6 @@
 //! The README's configuration table matches the plugin's key list and defaults.
 
-use self_evolve::config::{DefaultValue, KEYS};
+use self_evolve_plugin::config::{DefaultValue, KEYS};
 
 #[test]
 fn every_config_key_is_documented_once_with_its_default() {

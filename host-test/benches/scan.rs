@@ -119,17 +119,23 @@ fn main() -> anyhow::Result<()> {
             println!("{name:<38} {:>10.2} wasm instructions per byte", spent as f64 / (mb * 1e6));
             continue;
         }
-        let native = fastest(|| drop(std::hint::black_box(self_evolve::library::scan::scan_secrets(&text))));
-        let native_input = self_evolve::library::check::SkillInput {
+        let native = fastest(|| drop(std::hint::black_box(self_evolve_plugin::library::scan::scan_secrets(&text))));
+        let native_input = self_evolve_plugin::library::check::SkillInput {
             folder: "bench".into(),
-            skill_md: self_evolve::library::check::FileInput { path: "bench/SKILL.md".into(), bytes: Vec::new() },
-            resources: vec![self_evolve::library::check::FileInput {
+            skill_md: self_evolve_plugin::library::check::FileInput {
+                path: "bench/SKILL.md".into(),
+                bytes: Vec::new(),
+            },
+            resources: vec![self_evolve_plugin::library::check::FileInput {
                 path: "bench/references/big.md".into(),
                 bytes: text.into_bytes(),
             }],
         };
         let native_check = fastest(|| {
-            drop(std::hint::black_box(self_evolve::library::check::check(std::slice::from_ref(&native_input), 0.8)))
+            drop(std::hint::black_box(self_evolve_plugin::library::check::check(
+                std::slice::from_ref(&native_input),
+                0.8,
+            )))
         });
         let component = fastest(|| check_once(&mut plugin, &input, name));
         let (n, k, c) = (mb / native.as_secs_f64(), mb / native_check.as_secs_f64(), mb / component.as_secs_f64());

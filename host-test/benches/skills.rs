@@ -5,9 +5,9 @@
 
 mod common;
 
-use self_evolve::fake::FakeHost;
-use self_evolve::host::{Root, WriteMode};
 use self_evolve_host::{FsConfig, HostConfig, Plugin, ProjectRoots, user_context};
+use self_evolve_plugin::fake::FakeHost;
+use self_evolve_plugin::host::{Root, WriteMode};
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -218,7 +218,7 @@ fn main() -> anyhow::Result<()> {
         } else {
             (Root::ProjectSkills("s1".into()), format!("project-skill-{i}"))
         };
-        self_evolve::host::Host::write(
+        self_evolve_plugin::host::Host::write(
             &fake,
             &root,
             &format!("{name}/SKILL.md"),
@@ -229,12 +229,12 @@ fn main() -> anyhow::Result<()> {
     }
     // Past the racy window (listing::RACY_MS), as the real-fs runs wait it out.
     fake.advance(1_100);
-    let mut native = self_evolve::Plugin::new(fake);
+    let mut native = self_evolve_plugin::Plugin::new(fake);
     native.init("{}", &["tools".into()]).map_err(|e| anyhow::anyhow!(e.message))?;
-    let nctx = self_evolve::api::CallContext {
+    let nctx = self_evolve_plugin::api::CallContext {
         session: "s1".into(),
         agent: "main".into(),
-        origin: self_evolve::api::Origin::User,
+        origin: self_evolve_plugin::api::Origin::User,
         depth: 0,
         cwd: String::new(),
     };
@@ -256,13 +256,13 @@ fn main() -> anyhow::Result<()> {
         native.call_tool(&nctx, "skill_manage", &args.to_string()).unwrap();
         t.elapsed()
     }).collect());
-    let native_input = self_evolve::library::check::SkillInput {
+    let native_input = self_evolve_plugin::library::check::SkillInput {
         folder: "bench".into(),
-        skill_md: self_evolve::library::check::FileInput {
+        skill_md: self_evolve_plugin::library::check::FileInput {
             path: "bench/SKILL.md".into(),
             bytes: skill_text("bench", 1).into_bytes(),
         },
-        resources: vec![self_evolve::library::check::FileInput {
+        resources: vec![self_evolve_plugin::library::check::FileInput {
             path: "bench/references/big.md".into(),
             bytes: text.into_bytes(),
         }],
@@ -271,7 +271,7 @@ fn main() -> anyhow::Result<()> {
         (0..5)
             .map(|_| {
                 let t = Instant::now();
-                self_evolve::library::check::check(std::slice::from_ref(&native_input), 0.7);
+                self_evolve_plugin::library::check::check(std::slice::from_ref(&native_input), 0.7);
                 t.elapsed()
             })
             .collect(),
@@ -289,7 +289,7 @@ fn main() -> anyhow::Result<()> {
         },
         ..FsConfig::default()
     });
-    let mut native_real = self_evolve::Plugin::new(real);
+    let mut native_real = self_evolve_plugin::Plugin::new(real);
     native_real.init("{}", &["tools".into()]).map_err(|e| anyhow::anyhow!(e.message))?;
     native_real.call_tool(&nctx, "skill_manage", r#"{"action":"list"}"#).unwrap();
     std::thread::sleep(Duration::from_millis(1100));

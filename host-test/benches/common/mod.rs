@@ -3,10 +3,10 @@
 //! component with native code on equal terms (same folders, same syscalls), so a ratio measures
 //! the component's cost and not the difference between a real and an in-memory filesystem.
 
-use self_evolve::host::{
+use self_evolve_host::caps::fs::{FsCap, FsConfig, FsErr, Kind, Mode, RootRef};
+use self_evolve_plugin::host::{
     EntryKind, FsError, Host, HttpError, HttpRequest, HttpResponse, Level, Root, Stat, SubagentSpec, WriteMode,
 };
-use self_evolve_host::caps::fs::{FsCap, FsConfig, FsErr, Kind, Mode, RootRef};
 use std::cell::RefCell;
 
 pub struct NativeFsHost {
