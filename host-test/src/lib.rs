@@ -4,11 +4,12 @@
 //! - `caps/`: one module per capability (fs, http, subagent, clock, log), each with its config,
 //!   its policy checks and tests that need no guest;
 //! - `engine`, `plugin`, `sandbox`, `bindings`, `state`: loading the component and calling it;
-//! - `cli/`: the `self-evolve` command line; `lines`: decision lines the host writes itself;
-//! - `testing`: fakes for tests (a scripted HTTP server on 127.0.0.1).
+//! - `lines`, `text`: decision lines the host writes itself, and text made safe to show;
+//! - `testing`: fakes for tests and embedders (a scripted HTTP server on 127.0.0.1).
 //!
-//! The MCP server (`mcp/`) and live sessions with real reviewer providers (`live/`) take folders
-//! of their own beside `caps/` and `cli/`.
+//! Layers, top to bottom: `plugin` → `sandbox`, `engine`, `state`, `bindings` → `caps/` →
+//! `lines`, `text`. This crate knows no home, CLI or agent: the product on top of it (the
+//! `self-evolve` crate in `cli/`: command line, MCP server, hooks, team sync) does.
 //!
 //! ```no_run
 //! use self_evolve_host::{HostConfig, Plugin, user_context};
@@ -19,32 +20,13 @@
 //! # Ok::<(), anyhow::Error>(())
 //! ```
 
-/// `println!` for the CLI: a closed pipe (`self-evolve … | head`) ends the program quietly
-/// instead of panicking.
-#[macro_export]
-macro_rules! say {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        if let Err(err) = writeln!(std::io::stdout(), $($arg)*) {
-            if err.kind() == std::io::ErrorKind::BrokenPipe {
-                std::process::exit(0);
-            }
-        }
-    }};
-}
-
 pub mod bindings;
 pub mod caps;
-pub mod cli;
-pub mod component;
 pub mod engine;
 pub mod lines;
-pub mod live;
-pub mod mcp;
 pub mod plugin;
 pub mod sandbox;
 pub mod state;
-pub mod team;
 pub mod testing;
 pub mod text;
 

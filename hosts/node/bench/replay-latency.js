@@ -1,5 +1,5 @@
 // Per-event replay latency, Node host vs Rust host, on the same generated session.
-// Usage: npm run build && cargo build --release -p self-evolve-host && node bench/replay-latency.js [EVENTS]
+// Usage: npm run build && cargo build --release -p self-evolve && node bench/replay-latency.js [EVENTS]
 import { mkdtempSync, writeFileSync, existsSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
@@ -28,7 +28,7 @@ const out = await replay(events, { home: mkdtempSync(path.join(dir, 'node-')) })
 const nodeNs = Number(process.hrtime.bigint() - started);
 
 const cli = [path.join(root, 'target/release/self-evolve'), path.join(root, 'target/debug/self-evolve')].find(existsSync);
-if (!cli) throw new Error('build the Rust CLI first: cargo build --release -p self-evolve-host');
+if (!cli) throw new Error('build the Rust CLI first: cargo build --release -p self-evolve');
 // Warm the Rust host's compile cache first: the figure is per-event cost, not compile time.
 spawnSync(cli, ['--wasm', path.join(root, 'dist/self-evolve.wasm'), 'inspect']);
 started = process.hrtime.bigint();

@@ -55,7 +55,7 @@ function home() {
 }
 
 async function connect(homeDir, project, onListChanged) {
-  assert.ok(existsSync(CLI), `the Rust CLI is not built at ${CLI}: run \`cargo build -p self-evolve-host\` first`);
+  assert.ok(existsSync(CLI), `the Rust CLI is not built at ${CLI}: run \`cargo build -p self-evolve\` first`);
   const transport = new StdioClientTransport({
     command: CLI,
     args: ['--wasm', WASM, 'mcp', '--home', homeDir, '--project', project],

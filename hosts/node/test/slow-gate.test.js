@@ -2,7 +2,7 @@
 // own timeout, is waited for: the turn gets its gate decision, it is not lost to a trap. The
 // Node host gives export calls no deadline of its own (jco runs the component on the calling
 // thread; the http import blocks in a child process for at most the request's timeout), so
-// this holds here by construction; the test keeps it so (host-test/tests/replay.rs and
+// this holds here by construction; the test keeps it so (cli/tests/replay.rs and
 // hosts/python/tests/test_host.py have the same one).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -3,7 +3,7 @@ host`): cold compile, load from the disk cache, instantiate, an empty export cal
 that is not due, a create in a library of 1,000 skills, and replay per event against the Rust
 CLI on the same generated session (identical output checked).
 
-    ./build.sh && cargo build --release -p self-evolve-host
+    ./build.sh && cargo build --release -p self-evolve
     hosts/python/.venv-wasmtime-50.0.1/bin/python hosts/python/bench/bench.py [EVENTS]
 """
 from __future__ import annotations
@@ -139,7 +139,7 @@ def main() -> None:
     print(f"  python host  {py_ns / len(events) / 1000:.2f} µs/event  ({py_ns / 1e6:.0f} ms, in process)")
     cli = next((c for c in (ROOT / "target/release/self-evolve", ROOT / "target/debug/self-evolve") if c.is_file()), None)
     if cli is None:
-        print("  rust host    not built (cargo build --release -p self-evolve-host)")
+        print("  rust host    not built (cargo build --release -p self-evolve)")
         return
     subprocess.run([str(cli), "--wasm", str(WASM), "inspect"], capture_output=True, check=True)
     t = time.perf_counter_ns()

@@ -1,0 +1,183 @@
+//! `self-evolve event`: events in the replay line format (DESIGN.md, "Replay format") on stdin,
+//! for harnesses that are not Claude Code. Each line is handled as it arrives, on the system
+//! clock (`t` may be left out and is ignored), and its decisions are printed as JSON lines; a
+//! process per event decides what one process would, since session state is on disk.
+
+use crate::cli::replay::{Event, context};
+use crate::component::Source;
+use anyhow::{Context, Result};
+use self_evolve_host::plugin::{CallContext, Origin};
+use serde_json::{Value, json};
+use std::io::{BufRead, Write};
+use std::path::Path;
+
+/// Handles every line of `input`; returns whether every line was an event it could handle.
+pub fn run(home: &Path, wasm: &Source, cwd: &str, input: impl BufRead, out: &mut impl Write) -> Result<bool> {
+    let mut live = super::open(home, wasm)?;
+    let mut all_ok = true;
+    let mut reader = input;
+    let mut buf = Vec::new();
+    for n in 1u64.. {
+        let more = crate::cli::input::next_line(&mut reader, &mut buf, crate::cli::input::MAX_LINE_BYTES)
+            .with_context(|| format!("stdin:{n}"))?;
+        if !more {
+            break;
+        }
+        let text = String::from_utf8_lossy(&buf);
+        if text.trim().is_empty() {
+            continue;
+        }
+        let decisions = match parse(&text) {
+            Ok(event) => handle(&mut live, cwd, &event)?,
+            Err(err) => {
+                all_ok = false;
+                vec![json!({"kind": "event", "line": n, "ok": false, "error": format!("{err:#}")}).to_string()]
+            }
+        };
+        live.record("event", &decisions);
+        // One JSON value per line for the harness, nothing a terminal would obey for a person.
+        for line in decisions {
+            writeln!(out, "{}", self_evolve_host::text::visible_json(&line))?;
+        }
+    }
+    Ok(all_ok)
+}
+
+fn parse(line: &str) -> Result<Event> {
+    let mut value: Value = serde_json::from_str(line).context("not JSON")?;
+    if let Some(obj) = value.as_object_mut() {
+        obj.entry("t").or_insert(json!(0));
+    }
+    let event: Event = serde_json::from_value(value).context("not an event line (see DESIGN.md, \"Replay format\")")?;
+    match event {
+        Event::Config { .. } | Event::Reviewer { .. } | Event::ReviewLoop(_) => {
+            anyhow::bail!("`config`, `reviewer` and `review-loop` lines belong to replays, not live events")
+        }
+        event => {
+            if let Some(session) = session_of(&event) {
+                super::hook::check_session(session, "session")?;
+            }
+            Ok(event)
+        }
+    }
+}
+
+/// The session an event line belongs to, if it names one.
+fn session_of(event: &Event) -> Option<&String> {
+    match event {
+        Event::User { session, .. }
+        | Event::Assistant { session, .. }
+        | Event::Tool { session, .. }
+        | Event::Call { session, .. }
+        | Event::TurnEnd { session, .. }
+        | Event::Command { session, .. } => Some(session),
+        _ => None,
+    }
+}
+
+fn handle(live: &mut super::Live, cwd: &str, event: &Event) -> Result<Vec<String>> {
+    // Inside a live reviewer every line is the reviewer's: its calls and `/skills` lines are made
+    // as that subagent (so the plugin refuses it the operator's subcommands), never as `main`.
+    let reviewer = crate::cli::identity::activation();
+    if let (Some(activation), Event::Call { agent: Some(agent), .. }) = (&reviewer, event)
+        && agent != activation
+    {
+        let error = crate::cli::identity::not_the_reviewer(activation, agent);
+        return Ok(vec![json!({"kind": "event", "ok": false, "error": error}).to_string()]);
+    }
+    if let Some(session) = session_of(event) {
+        let transcript = keep_transcript(&live.home, session, event);
+        if let Ok(mut provider) = live.provider.lock() {
+            provider.note_session(session, cwd, transcript.as_deref());
+        }
+    }
+    let plugin = &mut live.plugin;
+    let mut decisions = match plugin.tick() {
+        Ok(decisions) => decisions,
+        // A failed tick is reported; the event is delivered anyway.
+        Err(err) => vec![json!({"kind": "event", "ok": false, "error": format!("tick: {err}")}).to_string()],
+    };
+    let ctx_of = |session: &str, origin: &str, depth: u32| {
+        let mut ctx = match &reviewer {
+            Some(activation) => CallContext {
+                agent: activation.clone(),
+                origin: Origin::Subagent,
+                depth: depth.max(1),
+                ..context(session, origin, depth)
+            },
+            None => context(session, origin, depth),
+        };
+        ctx.cwd = cwd.to_string();
+        ctx
+    };
+    decisions.extend(crate::cli::replay::apply(plugin, event, ctx_of)?.unwrap_or_default());
+    decisions.extend(plugin.pump_activations()?);
+    Ok(decisions)
+}
+
+/// A session's conversation as the host saw it through `event` lines, kept in Claude Code's
+/// transcript shape (`<home>/run/sessions/<hash>.jsonl`) so a reviewer is seeded with it as
+/// one started from a hook is with Claude Code's own. Past `MAX_TRANSCRIPT_BYTES` only the
+/// latest part is kept. Returns the transcript's path.
+fn keep_transcript(home: &Path, session: &str, event: &Event) -> Option<String> {
+    use sha2::Digest;
+    let key = hex(&sha2::Sha256::digest(session.as_bytes())[..12]);
+    let dir = home.join("run").join("sessions");
+    let path = dir.join(format!("{key}.jsonl"));
+    // The file is a copy of the conversation a reviewer is later seeded from: kept redacted.
+    let redacted = |text: &String| self_evolve_scan::redact_secrets(text).unwrap_or_else(|| text.clone());
+    let entry = match event {
+        Event::User { text, human: true, .. } => {
+            let text = redacted(text);
+            Some(json!({"type": "user", "message": {"role": "user", "content": text}}))
+        }
+        Event::Assistant { text, .. } => Some(
+            json!({"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": redacted(text)}]}}),
+        ),
+        Event::Tool { tool, .. } => Some(
+            json!({"type": "assistant", "message": {"role": "assistant", "content": [{"type": "tool_use", "name": tool}]}}),
+        ),
+        _ => None,
+    };
+    if let Some(entry) = entry {
+        let appended = std::fs::create_dir_all(&dir).and_then(|_| {
+            let mut file = std::fs::OpenOptions::new().create(true).append(true).open(&path)?;
+            file.write_all(format!("{entry}\n").as_bytes())?;
+            if file.metadata()?.len() > MAX_TRANSCRIPT_BYTES {
+                let text = std::fs::read(&path)?;
+                let keep = &text[text.len() - (MAX_TRANSCRIPT_BYTES / 2) as usize..];
+                let from = keep.iter().position(|b| *b == b'\n').map_or(keep.len(), |i| i + 1);
+                let tmp = path.with_extension(format!("jsonl.{}.tmp", std::process::id()));
+                std::fs::write(&tmp, &keep[from..])?;
+                std::fs::rename(&tmp, &path)?;
+            }
+            Ok(())
+        });
+        if let Err(err) = appended {
+            eprintln!("self-evolve: keeping the transcript of `{}`: {err}", self_evolve_host::text::visible(session));
+        }
+    }
+    path.is_file().then(|| path.to_string_lossy().into_owned())
+}
+
+const MAX_TRANSCRIPT_BYTES: u64 = 8 << 20;
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A session id reaches a reviewer's command line: one that could be a flag is refused.
+    #[test]
+    fn a_line_whose_session_is_no_session_id_is_refused() {
+        assert!(parse(r#"{"type": "user", "session": "e1", "text": "hi"}"#).is_ok());
+        for session in ["--dangerously-skip-permissions", "a b", "", "x\n"] {
+            let line = json!({"type": "user", "session": session, "text": "hi"}).to_string();
+            let err = format!("{:#}", parse(&line).unwrap_err());
+            assert!(err.contains("not a session id"), "{err}");
+        }
+    }
+}
