@@ -4,10 +4,10 @@
 
 use crate::config::Config;
 use crate::host::Host;
-use crate::library::curator;
-use crate::library::guards::ReadRegistry;
-use crate::library::ledger::Ledger;
-use crate::library::store::ListCache;
+use crate::library::curation::curator;
+use crate::library::curation::ledger::Ledger;
+use crate::library::guards::reads::ReadRegistry;
+use crate::library::storage::list_cache::ListCache;
 use crate::schedule::scheduler::Scheduler;
 
 /// Everything that exists only after a successful `init`.
@@ -27,7 +27,7 @@ pub(crate) struct Active {
     /// The host offers subagents and a state root, so review loops can run.
     pub(crate) review_loop_ready: bool,
     /// Which skills this and the last turn of each session loaded (what followed is evidence).
-    pub(crate) evidence: crate::library::evidence::Sessions,
+    pub(crate) evidence: crate::library::curation::evidence::Sessions,
 }
 
 impl Active {
@@ -46,7 +46,7 @@ impl Active {
         actor: &'a str,
         cwd: &'a str,
     ) -> crate::library::skill_manage::Context<'a> {
-        let approval = crate::library::approval::approval_override(host).unwrap_or(self.config.write_approval);
+        let approval = crate::library::staging::approval::approval_override(host).unwrap_or(self.config.write_approval);
         crate::library::skill_manage::Context {
             config: &self.config,
             session,
@@ -62,7 +62,7 @@ impl Active {
 
     /// Records in the ledger; a failure is logged (counts are evidence, never a reason to fail
     /// the event that produced them).
-    pub(crate) fn record(&mut self, host: &impl Host, records: &[crate::library::ledger::Record]) {
+    pub(crate) fn record(&mut self, host: &impl Host, records: &[crate::library::curation::ledger::Record]) {
         if records.is_empty() {
             return;
         }

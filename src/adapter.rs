@@ -150,7 +150,7 @@ impl Host for WitHost {
             host::Level::Warn => log::Level::Warn,
             host::Level::Error => log::Level::Error,
         };
-        match crate::library::scan::redact_secrets(message) {
+        match crate::library::guards::scan::redact_secrets(message) {
             Some(clean) => log::log(level, &clean),
             None => log::log(level, message),
         }
@@ -283,8 +283,8 @@ impl ex::checker::Guest for Component {
     }
 }
 
-fn check_inputs(skills: Vec<ex::checker::SkillInput>) -> Vec<crate::library::check::SkillInput> {
-    use crate::library::check;
+fn check_inputs(skills: Vec<ex::checker::SkillInput>) -> Vec<crate::library::guards::check::SkillInput> {
+    use crate::library::guards::check;
     let file = |f: ex::checker::FileInput| check::FileInput { path: f.path, bytes: f.bytes };
     skills
         .into_iter()
@@ -296,8 +296,8 @@ fn check_inputs(skills: Vec<ex::checker::SkillInput>) -> Vec<crate::library::che
         .collect()
 }
 
-fn check_findings(findings: Vec<crate::library::check::Finding>) -> Vec<ex::checker::Finding> {
-    use crate::library::check;
+fn check_findings(findings: Vec<crate::library::guards::check::Finding>) -> Vec<ex::checker::Finding> {
+    use crate::library::guards::check;
     findings
         .into_iter()
         .map(|f| ex::checker::Finding {
@@ -330,7 +330,7 @@ impl ex::catalog::Guest for Component {
     }
 }
 
-fn served_skill(s: crate::library::catalog::ServedSkill) -> ex::catalog::ServedSkill {
+fn served_skill(s: crate::library::storage::catalog::ServedSkill) -> ex::catalog::ServedSkill {
     ex::catalog::ServedSkill {
         name: s.name,
         scope: s.scope.to_string(),

@@ -2,12 +2,13 @@
 //! Policy lives in ordinary Rust behind the `Host` port; `adapter.rs` (wasm only) binds it to the WIT.
 //!
 //! The tree follows the architecture:
-//! - `library/`: the skill library (SKILL.md files, roots, guards, approval, scanner, ledger, curator);
+//! - `library/`: the skill library (storage, guards, history, staging, curation, the `skill_manage`
+//!   write path; see `library/mod.rs`);
 //! - `schedule/`: when a background review runs (scheduler, digest, gate);
 //! - `review_loop/`, `feedback/`, `shadow/`: the three engines (seeds 003, 001, 004);
 //! - the shell: `plugin` (dispatch), `active` (state after init), `command/` (`/skills`),
 //!   `config/`, `api` (export shapes), `host` (the port), `adapter` (the only binding-aware file),
-//!   and small shared utilities (`errors`, `time`, `rounds`, `guidance`, `visible`).
+//!   and small shared utilities (`errors`, `time`, `digest`, `rounds`, `guidance`, `visible`).
 //!
 //! Dependencies point one way: shell → engines → schedule → library → port and utilities.
 
@@ -15,6 +16,7 @@ mod active;
 pub mod api;
 pub mod command;
 pub mod config;
+pub mod digest;
 pub mod errors;
 pub mod feedback;
 pub mod guidance;

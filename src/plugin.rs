@@ -9,10 +9,12 @@ use crate::api::{CallContext, ConfigError, Decision, InitReport, Part, PartState
 use crate::config::{Config, GateKind};
 use crate::errors::ToolError;
 use crate::host::{Host, Level, Root};
-use crate::library::guards::ReadRegistry;
-use crate::library::store::ListCache;
-use crate::library::tool_spec as tools;
-use crate::library::{approval, catalog, skill_manage};
+use crate::library::guards::reads::ReadRegistry;
+use crate::library::skill_manage;
+use crate::library::skill_manage::spec as tools;
+use crate::library::staging::pending;
+use crate::library::storage::catalog;
+use crate::library::storage::list_cache::ListCache;
 use crate::schedule::scheduler::Scheduler;
 
 /// Host services a part may wait for (seed 002, "Entry and activation").
@@ -25,7 +27,7 @@ pub struct Plugin<H: Host> {
     feedback: std::collections::BTreeMap<String, crate::feedback::Run>,
     next_feedback: u64,
     /// A check in batches (`check-batch` … `check-duplicates`); needs no init.
-    check_run: crate::library::check::Run,
+    check_run: crate::library::guards::check::Run,
 }
 
 impl<H: Host> Plugin<H> {
@@ -63,8 +65,8 @@ impl<H: Host> Plugin<H> {
             config_json: config.to_json().to_string(),
         };
         // What processes that died mid-operation left (hidden; their names say so).
-        crate::library::cleanup::cleanup(&self.host, &[Root::UserSkills, Root::State], false);
-        let pruned = approval::prune(&self.host, config.pending_ttl_days);
+        crate::library::storage::cleanup::cleanup(&self.host, &[Root::UserSkills, Root::State], false);
+        let pruned = pending::prune(&self.host, config.pending_ttl_days);
         if !pruned.is_empty() {
             self.host.log(
                 Level::Info,
@@ -87,7 +89,7 @@ impl<H: Host> Plugin<H> {
         review.gate_active = config.review.gate != GateKind::Counters && part_active("gate");
         let review_ready = report.parts.iter().any(|p| p.name == "review" && p.missing.is_empty());
         let review_loop_ready = report.parts.iter().any(|p| p.name == "review-loop" && p.missing.is_empty());
-        let mut curator = crate::library::curator::Schedule::default();
+        let mut curator = crate::library::curation::curator::Schedule::default();
         if self.host.has_root(&Root::UserSkills) {
             curator.start(self.host.now_ms(), &config.curator);
         }
@@ -336,18 +338,24 @@ impl<H: Host> Plugin<H> {
     }
 
     /// Offline checks (the `checker` export); uses the configured duplicate threshold.
-    pub fn check(&self, skills: &[crate::library::check::SkillInput]) -> Vec<crate::library::check::Finding> {
-        crate::library::check::check(skills, self.duplicate_threshold())
+    pub fn check(
+        &self,
+        skills: &[crate::library::guards::check::SkillInput],
+    ) -> Vec<crate::library::guards::check::Finding> {
+        crate::library::guards::check::check(skills, self.duplicate_threshold())
     }
 
     /// One batch of a check in batches: everything but near-duplicates, which wait for
     /// `check_duplicates`.
-    pub fn check_batch(&mut self, skills: &[crate::library::check::SkillInput]) -> Vec<crate::library::check::Finding> {
+    pub fn check_batch(
+        &mut self,
+        skills: &[crate::library::guards::check::SkillInput],
+    ) -> Vec<crate::library::guards::check::Finding> {
         self.check_run.add(skills)
     }
 
     /// Near-duplicates across every batch since the last call; then starts over.
-    pub fn check_duplicates(&mut self) -> Vec<crate::library::check::Finding> {
+    pub fn check_duplicates(&mut self) -> Vec<crate::library::guards::check::Finding> {
         let threshold = self.duplicate_threshold();
         self.check_run.duplicates(threshold)
     }

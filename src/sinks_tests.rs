@@ -459,7 +459,7 @@ fn a_private_key_in_a_checks_findings_or_output_is_redacted() {
 
 fn curator_record(secret: Secret) {
     let host = FakeHost::new(1_000);
-    let report = crate::library::curator::Report {
+    let report = crate::library::curation::curator::Report {
         at: "2026-01-01T00:00:00Z".into(),
         dry_run: false,
         checked: 1,

@@ -115,8 +115,8 @@ fn the_agent_cannot_acknowledge_its_own_finding() {
 
 /// What an agent would write to acknowledge `key` (it can compute the hash as well as we can).
 fn scan_fingerprint_guess(key: &str) -> String {
-    self_evolve_plugin::library::scan::fingerprint(
-        self_evolve_plugin::library::scan::RuleId::AwsAccessKeyId,
+    self_evolve_plugin::library::guards::scan::fingerprint(
+        self_evolve_plugin::library::guards::scan::RuleId::AwsAccessKeyId,
         key.as_bytes(),
     )
 }
@@ -125,7 +125,7 @@ fn scan_fingerprint_guess(key: &str) -> String {
 fn check_honours_an_acknowledgement_in_metadata_and_only_that_value() {
     let mut h = ready();
     let value = fixture();
-    let acknowledged = self_evolve_plugin::library::scan::scan_secrets(&value)[0].fingerprint.clone().unwrap();
+    let acknowledged = self_evolve_plugin::library::guards::scan::scan_secrets(&value)[0].fingerprint.clone().unwrap();
     let other = format!("TOKEN = \"{}{}\"", "Zr7kq2Lp9x", "W3vTq8Zr7k");
     let skill_md = |ack: &str| {
         format!(

@@ -1,8 +1,8 @@
 //! Every published SKILL.md in ../shared/corpus/agent-skills parses, validates without
 //! errors and round-trips through the serializer (natively; the same code runs in the component).
 
-use self_evolve_plugin::library::frontmatter::same_content;
-use self_evolve_plugin::library::skillfile::SkillFile;
+use self_evolve_plugin::library::storage::frontmatter::same_content;
+use self_evolve_plugin::library::storage::skillfile::SkillFile;
 use std::path::PathBuf;
 
 fn corpus() -> Option<Vec<(String, PathBuf)>> {
@@ -34,7 +34,7 @@ fn every_corpus_skill_parses_validates_and_round_trips() {
         assert!(same_content(&skill.fields, &again.fields), "{folder}: frontmatter changed in the round trip");
         assert_eq!(again.body, skill.body, "{folder}: body changed");
         assert_eq!(again.to_text(), text, "{folder}: serialization is not deterministic");
-        let secrets = self_evolve_plugin::library::scan::scan_secrets(&String::from_utf8_lossy(&bytes));
+        let secrets = self_evolve_plugin::library::guards::scan::scan_secrets(&String::from_utf8_lossy(&bytes));
         assert!(secrets.is_empty(), "{folder}: false positives {secrets:?}");
     }
 }

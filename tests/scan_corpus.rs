@@ -4,7 +4,7 @@
 //! credential found on its line under its rule, and no other finding anywhere (negative files
 //! hold only look-alikes). Prints a per-rule confusion table: `cargo test --test scan_corpus -- --nocapture`.
 
-use self_evolve_plugin::library::scan::scan_secrets;
+use self_evolve_plugin::library::guards::scan::scan_secrets;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 

@@ -119,20 +119,21 @@ fn main() -> anyhow::Result<()> {
             println!("{name:<38} {:>10.2} wasm instructions per byte", spent as f64 / (mb * 1e6));
             continue;
         }
-        let native = fastest(|| drop(std::hint::black_box(self_evolve_plugin::library::scan::scan_secrets(&text))));
-        let native_input = self_evolve_plugin::library::check::SkillInput {
+        let native =
+            fastest(|| drop(std::hint::black_box(self_evolve_plugin::library::guards::scan::scan_secrets(&text))));
+        let native_input = self_evolve_plugin::library::guards::check::SkillInput {
             folder: "bench".into(),
-            skill_md: self_evolve_plugin::library::check::FileInput {
+            skill_md: self_evolve_plugin::library::guards::check::FileInput {
                 path: "bench/SKILL.md".into(),
                 bytes: Vec::new(),
             },
-            resources: vec![self_evolve_plugin::library::check::FileInput {
+            resources: vec![self_evolve_plugin::library::guards::check::FileInput {
                 path: "bench/references/big.md".into(),
                 bytes: text.into_bytes(),
             }],
         };
         let native_check = fastest(|| {
-            drop(std::hint::black_box(self_evolve_plugin::library::check::check(
+            drop(std::hint::black_box(self_evolve_plugin::library::guards::check::check(
                 std::slice::from_ref(&native_input),
                 0.8,
             )))

@@ -256,13 +256,13 @@ fn main() -> anyhow::Result<()> {
         native.call_tool(&nctx, "skill_manage", &args.to_string()).unwrap();
         t.elapsed()
     }).collect());
-    let native_input = self_evolve_plugin::library::check::SkillInput {
+    let native_input = self_evolve_plugin::library::guards::check::SkillInput {
         folder: "bench".into(),
-        skill_md: self_evolve_plugin::library::check::FileInput {
+        skill_md: self_evolve_plugin::library::guards::check::FileInput {
             path: "bench/SKILL.md".into(),
             bytes: skill_text("bench", 1).into_bytes(),
         },
-        resources: vec![self_evolve_plugin::library::check::FileInput {
+        resources: vec![self_evolve_plugin::library::guards::check::FileInput {
             path: "bench/references/big.md".into(),
             bytes: text.into_bytes(),
         }],
@@ -271,7 +271,7 @@ fn main() -> anyhow::Result<()> {
         (0..5)
             .map(|_| {
                 let t = Instant::now();
-                self_evolve_plugin::library::check::check(std::slice::from_ref(&native_input), 0.7);
+                self_evolve_plugin::library::guards::check::check(std::slice::from_ref(&native_input), 0.7);
                 t.elapsed()
             })
             .collect(),

@@ -1,14 +1,15 @@
 //! `/skills pending | diff | approve | reject | approval on|off`: staged writes and the switch
-//! that stages them. The policy lives in `library::approval`; this file parses and renders.
+//! that stages them. The policy lives in `library::staging::approval`; this file parses and renders.
 
 use super::{answer, table, usage_error};
 use crate::active::Active;
 use crate::api::CallContext;
 use crate::host::{Host, Root};
-use crate::library::approval::{self, APPROVAL_OVERRIDE};
+use crate::library::curation::ledger::Record;
 use crate::library::history::Author;
-use crate::library::ledger::Record;
-use crate::library::store::Store;
+use crate::library::staging::approval::{self, APPROVAL_OVERRIDE};
+use crate::library::staging::pending::{self, ARCHIVE};
+use crate::library::storage::store::Store;
 use serde_json::json;
 
 pub(super) fn diff(host: &impl Host, id: &str, json_mode: bool) -> Result<String, String> {
@@ -104,7 +105,7 @@ fn resolve_id(host: &impl Host, id: &str) -> Result<String, String> {
     if id != "latest" {
         return Ok(id.to_string());
     }
-    approval::list(host).last().map(|m| m.id.clone()).ok_or_else(|| "no staged writes".to_string())
+    pending::list(host).last().map(|m| m.id.clone()).ok_or_else(|| "no staged writes".to_string())
 }
 
 pub(super) fn switch(host: &impl Host, rest: &[&str], json_mode: bool) -> Result<String, String> {
@@ -124,10 +125,9 @@ pub(super) fn pending(host: &impl Host, rest: &[&str], json_mode: bool) -> Resul
     if !rest.is_empty() {
         return Err(usage_error("`/skills pending` takes no arguments"));
     }
-    let manifests = approval::list(host);
+    let manifests = pending::list(host);
     // An entry a staged archive names waits for the operator's decision on that archive.
-    let behind =
-        |id: &str| manifests.iter().find(|a| a.operation == approval::ARCHIVE && a.supersedes.iter().any(|s| s == id));
+    let behind = |id: &str| manifests.iter().find(|a| a.operation == ARCHIVE && a.supersedes.iter().any(|s| s == id));
     // The findings column only when a write is held on credential findings.
     let any_held = manifests.iter().any(|m| !m.held.is_empty());
     let rows = manifests

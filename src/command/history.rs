@@ -6,16 +6,16 @@
 use super::{answer, table, usage_error};
 use crate::active::Active;
 use crate::api::CallContext;
+use crate::digest::unified_diff;
 use crate::host::Host;
-use crate::library::approval::unified_diff;
 use crate::library::history::{self, Version};
 use crate::library::skill_manage;
-use crate::library::store::{Location, Store};
+use crate::library::storage::store::{Location, Store};
 use serde_json::json;
 
 /// The winning skill of that name and its versions, oldest first.
 fn located(host: &impl Host, ctx: &CallContext, name: &str) -> Result<(Location, Vec<Version>), String> {
-    crate::library::skillfile::check_name(name)?;
+    crate::library::storage::skillfile::check_name(name)?;
     let store = Store::new(host, &ctx.session);
     let location = store.locate(name).map_err(|e| e.message)?.ok_or_else(|| format!("no skill named `{name}`"))?;
     let versions = history::versions(host, location.scope, &ctx.cwd, name);
@@ -79,7 +79,7 @@ pub(super) fn diff(host: &impl Host, ctx: &CallContext, arg: &str, json_mode: bo
     let now = Store::new(host, &ctx.session).read(&location.root, &version.path).ok();
     // The file now may hold what the scanner takes for a credential (pasted by hand): never shown.
     let diff = unified_diff(&version.path, then.as_deref(), now.as_deref());
-    let diff = crate::library::scan::redact_secrets(&diff).unwrap_or(diff);
+    let diff = crate::library::guards::scan::redact_secrets(&diff).unwrap_or(diff);
     answer(json_mode, json!({"name": name, "version": v, "path": version.path, "diff": diff}), || diff.clone())
 }
 

@@ -11,7 +11,7 @@ mod skills;
 use crate::active::Active;
 use crate::api::CallContext;
 use crate::host::Host;
-use crate::library::store::skill_lock;
+use crate::library::storage::store::skill_lock;
 use crate::state_file;
 use crate::visible::visible;
 use serde_json::{Value, json};
@@ -123,7 +123,7 @@ fn dispatch(host: &impl Host, active: &mut Active, ctx: &CallContext, args: &str
         }
         Some("restore") => {
             let name = one_arg(rest, "restore NAME")?;
-            crate::library::curator::restorable(host, name)?;
+            crate::library::curation::curator::restorable(host, name)?;
             locked(host, name, |lock| skills::restore(host, active, name, lock, a.json))
         }
         Some("curator") => skills::curator(host, active, rest, a.json),

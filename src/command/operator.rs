@@ -67,7 +67,7 @@ mod tests {
     fn plugin() -> Plugin<FakeHost> {
         let host = FakeHost::new(1_767_225_600_000);
         host.write(&Root::UserSkills, "deploy/SKILL.md", SKILL.as_bytes(), WriteMode::CreateNew).unwrap();
-        host.advance(crate::library::listing::RACY_MS);
+        host.advance(crate::library::storage::list_cache::RACY_MS);
         let mut plugin = Plugin::new(host);
         plugin.init(r#"{"writeApproval":true}"#, &["tools".into(), "commands".into()]).unwrap();
         plugin

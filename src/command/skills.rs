@@ -5,11 +5,12 @@ use super::{answer, plain, table, usage_error};
 use crate::active::Active;
 use crate::api::CallContext;
 use crate::host::Host;
+use crate::library::curation::curator;
+use crate::library::curation::ledger::Ledger;
 use crate::library::history::{self, Author, Landing};
-use crate::library::ledger::Ledger;
-use crate::library::skillfile::{SkillFile, meta};
-use crate::library::store::{Layout, Location, Store};
-use crate::library::{archive, curator};
+use crate::library::staging::archive;
+use crate::library::storage::skillfile::{SkillFile, meta};
+use crate::library::storage::store::{Layout, Location, Store};
 use crate::time;
 use serde_json::{Value, json};
 

@@ -61,7 +61,7 @@ impl Run {
     /// in decisions: redacted whole as they arrive (before a command's tail is cut from its end).
     pub fn report(&mut self, event_json: &str) -> Result<Value, String> {
         let mut event: Value = serde_json::from_str(event_json).map_err(|e| format!("invalid event: {e}"))?;
-        crate::library::scan::redact_json(&mut event);
+        crate::library::guards::scan::redact_json(&mut event);
         let stage = event["stage"].as_str().ok_or("an event needs `stage`")?.to_string();
         if self.spec.stage(&stage).is_none() {
             return Err(format!("no stage `{stage}` in this run"));

@@ -7,7 +7,7 @@ use crate::active::Active;
 use crate::api::{ActivationResult, CallContext, Decision, ToolEvent, TurnStatus};
 use crate::errors::ToolError;
 use crate::host::{Host, Level};
-use crate::library::ledger::{Ledger, Record};
+use crate::library::curation::ledger::{Ledger, Record};
 
 impl<H: Host> Plugin<H> {
     /// Runs `f` on the active state with `session`'s state loaded from the state root and saved
@@ -55,7 +55,7 @@ impl<H: Host> Plugin<H> {
                     let corrected = active.evidence.user_message(&ctx.session, text);
                     let records: Vec<Record> = corrected
                         .iter()
-                        .map(|s| Record::Followed(s, crate::library::ledger::Outcome::Corrected))
+                        .map(|s| Record::Followed(s, crate::library::curation::ledger::Outcome::Corrected))
                         .collect();
                     active.record(host, &records);
                 }
@@ -83,7 +83,7 @@ impl<H: Host> Plugin<H> {
                 .and_then(|v| v.get("name").and_then(|n| n.as_str()).map(str::to_string))
                 // Only a name a skill can have: the read registry, the evidence and the digest are
                 // kept in the session's state, which a host's unchecked string must not outgrow.
-                .filter(|name| crate::library::skillfile::check_name(name).is_ok());
+                .filter(|name| crate::library::storage::skillfile::check_name(name).is_ok());
             if let Some(name) = &loaded {
                 active.reads.mark(&ctx.session, &ctx.agent, name);
                 let now = host.now_ms();
@@ -123,7 +123,7 @@ impl<H: Host> Plugin<H> {
     /// run, the audit record, the session's state or a decision line keeps or shows any of it.
     pub fn activation_end(&mut self, result: &ActivationResult) -> Vec<Decision> {
         let redacted;
-        let result = match crate::library::scan::redact_secrets(&result.text) {
+        let result = match crate::library::guards::scan::redact_secrets(&result.text) {
             Some(text) => {
                 redacted = ActivationResult { id: result.id.clone(), status: result.status, text };
                 &redacted
@@ -158,7 +158,7 @@ impl<H: Host> Plugin<H> {
         if active.curator.due_shared(host, now, &config) {
             // One process runs a due pass, the lock's holder; the others find the next one set when
             // they look again.
-            if let Ok(mut lock) = crate::library::curator::take_pass_lock(host) {
+            if let Ok(mut lock) = crate::library::curation::curator::take_pass_lock(host) {
                 if active.curator.due_shared(host, now, &config) {
                     // The next pass is set first: a pass that fails (or runs past the call's
                     // deadline) is not retried by every process that ticks after it.
@@ -166,7 +166,7 @@ impl<H: Host> Plugin<H> {
                     let history_versions = active.config.history_versions;
                     let ledger = active.ledger.get_or_insert_with(|| Ledger::load(host));
                     // Renewed per skill; a pass that loses it to another process stops there.
-                    let report = crate::library::curator::pass(
+                    let report = crate::library::curation::curator::pass(
                         host,
                         &config,
                         ledger,

@@ -9,9 +9,9 @@ use super::verdict::Terminal;
 use super::{DEFAULT_MAX_ITER, DEFAULT_TOKEN_CEILING, Independence, MAX_ARTIFACT, Request};
 use crate::api::CallContext;
 use crate::config::ReviewLoopConfig;
+use crate::digest::sha256_hex;
 use crate::errors::ToolError;
 use crate::host::{Host, Level, SubagentSpec};
-use crate::library::approval::sha256_hex;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
@@ -290,11 +290,11 @@ pub fn begin(
 
 /// `text` with its credentials redacted (a host's or a reviewer's words, kept or shown).
 pub(super) fn redacted(text: &str) -> String {
-    crate::library::scan::redact_secrets(text).unwrap_or_else(|| text.to_string())
+    crate::library::guards::scan::redact_secrets(text).unwrap_or_else(|| text.to_string())
 }
 
 fn redact_in_place(text: &mut String) {
-    if let Some(clean) = crate::library::scan::redact_secrets(text) {
+    if let Some(clean) = crate::library::guards::scan::redact_secrets(text) {
         *text = clean;
     }
 }

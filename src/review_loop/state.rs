@@ -2,8 +2,8 @@
 //! `review-loop/<session>.json` in the seed's shape, written atomically; the per-session and
 //! per-repo locks taken with create-new; `<session>.log`; and `archive/<session>-<ts>.json`.
 
+use crate::digest::sha256_hex;
 use crate::host::{FsError, Host, Level, Root, WriteMode};
-use crate::library::approval::sha256_hex;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -79,7 +79,7 @@ pub fn save(host: &impl Host, state: &State) -> Result<(), FsError> {
 /// the plugin keeps, and the state root is shared and synced.
 fn redacted(host: &impl Host, state: &State) -> Vec<u8> {
     let mut value = serde_json::to_value(state).unwrap_or_default();
-    let n = crate::library::scan::redact_json(&mut value);
+    let n = crate::library::guards::scan::redact_json(&mut value);
     if n > 0 {
         host.log(Level::Warn, &format!("review loop: redacted {n} credential-bearing text(s) before saving the state"));
     }
@@ -118,7 +118,7 @@ pub fn prior_runs(host: &impl Host, session: &str) -> Vec<String> {
 /// Appends one line to `<session>.log`.
 pub fn log(host: &impl Host, session: &str, line: &str) {
     let path = format!("{DIR}/{}.log", key(session));
-    let line = crate::library::scan::redact_secrets(line).unwrap_or_else(|| line.to_string());
+    let line = crate::library::guards::scan::redact_secrets(line).unwrap_or_else(|| line.to_string());
     let stamped = format!("{} {line}\n", crate::time::iso(host.now_ms()));
     let _ = host.write(&Root::State, &path, stamped.as_bytes(), WriteMode::Append);
 }

@@ -674,7 +674,7 @@ fn the_verdict_is_posted_once_per_pr_editing_a_marked_comment() {
     let reply = replies(quoting, "");
     let out = last(&t.drive(|prompt| {
         let text = reply(prompt);
-        crate::library::scan::redact_secrets(&text).unwrap_or(text)
+        crate::library::guards::scan::redact_secrets(&text).unwrap_or(text)
     }))
     .clone();
     assert!(out["trail"]["withheld"].as_str().is_some_and(|w| w.contains("github-pat")), "{out}");

@@ -188,7 +188,7 @@ pub fn post(host: &impl Host, verdict: &Verdict<'_>) -> Value {
     // Findings quote the artifact: a credential in the diff must not ride the verdict onto a PR.
     // Quoted credentials were redacted where the artifact and the replies came in; their marks
     // still keep the verdict off the PR, as the credentials themselves would.
-    let secrets = crate::library::scan::scan_secrets(&body);
+    let secrets = crate::library::guards::scan::scan_secrets(&body);
     let marked = redaction_marks(&body);
     if !secrets.is_empty() || !marked.is_empty() {
         let mut rules: Vec<&str> = secrets.iter().map(|f| f.rule).chain(marked.iter().copied()).collect();
@@ -223,7 +223,7 @@ fn redaction_marks(text: &str) -> Vec<&str> {
 
 /// A failure of the trail, logged and returned: the host's transport words redacted first.
 fn trail_error(host: &impl Host, message: &str) -> Value {
-    let message = crate::library::scan::redact_secrets(message).unwrap_or_else(|| message.to_string());
+    let message = crate::library::guards::scan::redact_secrets(message).unwrap_or_else(|| message.to_string());
     host.log(Level::Warn, &format!("review-loop trail: {message}"));
     json!({"error": message})
 }

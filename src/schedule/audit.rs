@@ -14,9 +14,9 @@
 //!
 //! Owns: the record format, where it lives, pruning and reading. Callers say what happened.
 
+use crate::digest::sha256_hex;
 use crate::host::{Host, Level, Root, WriteMode};
-use crate::library::approval::sha256_hex;
-use crate::library::scan::redact_secrets;
+use crate::library::guards::scan::redact_secrets;
 use crate::time;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -237,11 +237,11 @@ pub fn review_spent(host: &impl Host, id: &str, input: u64, output: u64) {
 }
 
 /// A curator pass that ran (not a dry run): its changes and errors.
-pub fn curator_pass(host: &impl Host, report: &crate::library::curator::Report) {
+pub fn curator_pass(host: &impl Host, report: &crate::library::curation::curator::Report) {
     let now = host.now_ms();
     let mut changes = serde_json::to_value(report).unwrap_or(Value::Null);
     // Errors quote what a skill held: kept redacted, as every string here.
-    crate::library::scan::redact_json(&mut changes);
+    crate::library::guards::scan::redact_json(&mut changes);
     save(
         host,
         &Record {

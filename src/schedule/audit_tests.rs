@@ -77,7 +77,7 @@ fn the_newest_records_are_kept_and_an_unknown_end_writes_nothing() {
         host.advance(1);
         create(&host, &Record { id: format!("late-{i}"), started_ms: host.now_ms(), ..kept[0].clone() });
     }
-    curator_pass(&host, &crate::library::curator::Report::default());
+    curator_pass(&host, &crate::library::curation::curator::Report::default());
     assert_eq!(list(&host).len(), KEEP);
 }
 

@@ -99,7 +99,7 @@ pub fn redact_clip(text: &str, max: usize) -> String {
             &text[..end]
         }
     };
-    let clean = crate::library::scan::redact_secrets(window);
+    let clean = crate::library::guards::scan::redact_secrets(window);
     let clean = clean.as_deref().unwrap_or(window);
     if window.len() < text.len() && clean.chars().count() <= max {
         // The margin fit under the cut once redacted: the text was longer still, so mark it cut.

@@ -340,7 +340,7 @@ pub fn ask<'a>(
         Err(HttpError::Network(msg)) => {
             // The transport's own words differ between hosts: they go to the log, not the record,
             // without a credential a URL in them might carry.
-            let msg = crate::library::scan::redact_secrets(&msg).unwrap_or(msg);
+            let msg = crate::library::guards::scan::redact_secrets(&msg).unwrap_or(msg);
             host.log(Level::Info, &format!("gate network error: {}", crate::schedule::digest::truncate(&msg, 200)));
             "fallback: network error".into()
         }

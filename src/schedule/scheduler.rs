@@ -95,7 +95,7 @@ impl Scheduler {
 
     /// Persists `/skills review on|off` (atomically) so it survives a restart.
     pub fn set_enabled(&mut self, host: &impl Host, enabled: bool) -> Result<(), String> {
-        let store = crate::library::store::Store::new(host, "");
+        let store = crate::library::storage::store::Store::new(host, "");
         store
             .write_atomic(&Root::State, OVERRIDE_PATH, json!({"enabled": enabled}).to_string().as_bytes())
             .map_err(|e| e.message)?;

@@ -8,9 +8,9 @@
 //! Every update is read-modify-write under the session's lock (`state_file::lock`), so events
 //! of one session in several processes merge instead of overwriting each other.
 
+use crate::digest::sha256_hex;
 use crate::host::{FsError, Host, Level, Root, WriteMode};
-use crate::library::approval::sha256_hex;
-use crate::library::evidence::Turns;
+use crate::library::curation::evidence::Turns;
 use crate::schedule::gate::{self, Breaker};
 use crate::schedule::scheduler::SessionState;
 use crate::state_file;
@@ -169,7 +169,7 @@ pub fn save_changed(host: &impl Host, loaded: &Stored, stored: &Stored) {
 fn encode(stored: &Stored) -> serde_json::Result<Vec<u8>> {
     let mut value = serde_json::to_value(stored)?;
     let session = value.get("session").cloned();
-    crate::library::scan::redact_json(&mut value);
+    crate::library::guards::scan::redact_json(&mut value);
     if let (Some(session), Some(map)) = (session, value.as_object_mut()) {
         map.insert("session".into(), session);
     }
@@ -217,7 +217,7 @@ pub fn save(host: &impl Host, before: Option<&str>, stored: &Stored) {
 /// Keeps the read registry to skill names and within its bounds.
 fn bound_reads(stored: &mut Stored) {
     for skills in stored.reads.values_mut() {
-        skills.retain(|name| crate::library::skillfile::check_name(name).is_ok());
+        skills.retain(|name| crate::library::storage::skillfile::check_name(name).is_ok());
         while skills.len() > MAX_READS_PER_AGENT {
             skills.pop_last();
         }

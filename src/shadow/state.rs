@@ -73,7 +73,7 @@ impl Shadow {
             state.cooldown_until = None;
         }
         // The prompt is the shadow reviewer's input: credentials in the trajectory never reach it.
-        let prompt = crate::library::scan::redact_secrets(prompt).unwrap_or_else(|| prompt.to_string());
+        let prompt = crate::library::guards::scan::redact_secrets(prompt).unwrap_or_else(|| prompt.to_string());
         let prompt = match holdout {
             true => {
                 let keys = Holdout::load(host)?;
@@ -108,10 +108,10 @@ impl Shadow {
             serde_json::from_str(report_json).map_err(|e| format!("the report is not JSON: {e}"))?;
         // What the reviewer hands back is kept for the relay and shown: redacted before either,
         // and so is a refusal that quotes it.
-        crate::library::scan::redact_json(&mut report);
+        crate::library::guards::scan::redact_json(&mut report);
         let refs: BTreeSet<u64> = projection_refs.iter().copied().collect();
         let mut env: Envelope = envelope::validate(&report, &refs)
-            .map_err(|why| crate::library::scan::redact_secrets(&why).unwrap_or(why))?;
+            .map_err(|why| crate::library::guards::scan::redact_secrets(&why).unwrap_or(why))?;
         if holdout {
             let keys = Holdout::load(host)?;
             env.content = keys.redact(&env.content);
