@@ -3,7 +3,7 @@
 
 use super::aggregate::Aggregation;
 use super::lenses::{self, Mode, Scope};
-use super::run::{Role, Run};
+use super::run::{Role, Run, redacted};
 use super::state::{self, Acquire, LockOwner, State};
 use super::verdict::Terminal;
 use super::{DEFAULT_MAX_ITER, DEFAULT_TOKEN_CEILING, Independence, MAX_ARTIFACT, Request};
@@ -286,11 +286,6 @@ pub fn begin(
         ));
     }
     Ok((out, Some(run)))
-}
-
-/// `text` with its credentials redacted (a host's or a reviewer's words, kept or shown).
-pub(super) fn redacted(text: &str) -> String {
-    crate::library::guards::scan::redact_secrets(text).unwrap_or_else(|| text.to_string())
 }
 
 fn redact_in_place(text: &mut String) {

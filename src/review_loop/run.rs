@@ -131,8 +131,8 @@ impl Run {
     /// last lines (a key's last lines, without its header, are no longer known as one).
     pub(super) fn add_commands(&mut self, results: &[CommandResult]) {
         for r in results {
-            let tail = super::begin::redacted(&r.stderr_tail);
-            if let Some(f) = findings::from_command(&super::begin::redacted(&r.name), r.exit_code, &tail) {
+            let tail = redacted(&r.stderr_tail);
+            if let Some(f) = findings::from_command(&redacted(&r.name), r.exit_code, &tail) {
                 self.candidates.push(Candidate { finding: f, falsified: None });
             }
         }
@@ -267,9 +267,9 @@ impl Run {
                     self.pending.insert(activation, Role::Falsifier(index));
                     falsifiers += 1;
                 }
-                Err(why) => self.failures.push(
-                    json!({"falsifier": candidate.claim, "error": format!("not started: {}", super::begin::redacted(&why))}),
-                ),
+                Err(why) => self
+                    .failures
+                    .push(json!({"falsifier": candidate.claim, "error": format!("not started: {}", redacted(&why))})),
             }
         }
         step.decisions.push(
@@ -347,4 +347,9 @@ fn status_text(status: ActivationStatus) -> &'static str {
         ActivationStatus::Aborted => "was aborted",
         ActivationStatus::TimedOut => "timed out",
     }
+}
+
+/// `text` with its credentials redacted (a host's or a reviewer's words, kept or shown).
+pub(super) fn redacted(text: &str) -> String {
+    crate::library::guards::scan::redact_secrets(text).unwrap_or_else(|| text.to_string())
 }

@@ -304,7 +304,8 @@ pub fn ask<'a>(
     let mut request = gate.request(session, digest);
     // With session state on disk the call holds the session's lock, which other processes take
     // for stale after 10 s unrenewed: each attempt must end well before that.
-    if crate::schedule::sessions::persisted(host) {
+    // (Session state is on disk when the host maps a state root: `sessions::persisted`.)
+    if host.has_root(&Root::State) {
         request.timeout_ms = request.timeout_ms.min(MAX_ATTEMPT_MS_UNDER_LOCK);
     }
     let timeout_ms = request.timeout_ms;

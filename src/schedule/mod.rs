@@ -1,10 +1,12 @@
 //! When a background review runs: the per-session scheduler, the digest it sends and the gate it asks.
 //! May use the shell (`api`, `host`, `config`, `time`) and read the library's store; never writes skills.
-//! `sessions` keeps each session's state on disk, so a process per event decides as one process does.
+//! `sessions` keeps each session's state (`session_state`) on disk, so a process per event decides as one
+//! process does.
 //! `audit` keeps what each background review and curator pass did, for `/skills reviews`.
 
 pub mod audit;
 pub mod digest;
 pub mod gate;
 pub mod scheduler;
+pub mod session_state;
 pub mod sessions;

@@ -5,10 +5,10 @@
 use crate::api::{ActivationResult, CallContext, Decision, ToolEvent, TurnStatus};
 use crate::config::Config;
 use crate::host::{Host, Level, Root, SubagentSpec};
-use crate::schedule::digest::{DigestBuffer, redact_clip, truncate};
+use crate::schedule::digest::{redact_clip, truncate};
 use crate::schedule::gate::{self, Breaker, Verdict};
+use crate::schedule::session_state::{InFlight, SessionState};
 use crate::schedule::sessions;
-use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::collections::BTreeMap;
 
@@ -17,33 +17,6 @@ pub const OVERRIDE_PATH: &str = "review.json";
 /// The only tools the reviewer child may use.
 pub const CHILD_TOOLS: [&str; 2] = ["skill", "skill_manage"];
 const MINUTE_MS: u64 = 60_000;
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct InFlight {
-    pub id: String,
-    pub started_ms: u64,
-    pub turn: u64,
-}
-
-/// One session's review state; persisted whole in `sessions/` (see `sessions.rs`), so its
-/// fields are the file's shape (unknown fields are ignored, missing ones default).
-#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub struct SessionState {
-    /// Completed top-level turns, ever (the turn index).
-    pub turn: u64,
-    pub turns_since_review: u64,
-    pub tools_since_review: u64,
-    /// Tool calls of the turn in progress; counted only if it completes.
-    pending_tools: u64,
-    pub last_review_ms: Option<u64>,
-    pub reviews_started: u64,
-    pub in_flight: Option<InFlight>,
-    last_gate_ms: Option<u64>,
-    pub digest: DigestBuffer,
-    pub last_outcome: Option<String>,
-}
 
 #[derive(Default)]
 pub struct Scheduler {

@@ -12,7 +12,7 @@ use crate::digest::sha256_hex;
 use crate::host::{FsError, Host, Level, Root, WriteMode};
 use crate::library::curation::evidence::Turns;
 use crate::schedule::gate::{self, Breaker};
-use crate::schedule::scheduler::SessionState;
+use crate::schedule::session_state::SessionState;
 use crate::state_file;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};

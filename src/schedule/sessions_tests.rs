@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::fake::FakeHost;
-use crate::schedule::scheduler::InFlight;
+use crate::schedule::session_state::InFlight;
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::wasm_bindgen_test as test;
 
