@@ -23,7 +23,7 @@ fn wasm() -> PathBuf {
 
 fn plugin(config: &str, home: &std::path::Path) -> anyhow::Result<Plugin> {
     let host = HostConfig {
-        fs: self_evolve::cli::home::replay_fs_config(home),
+        fs: self_evolve::home::replay_fs_config(home),
         subagents: Box::new(Arc::new(Mutex::new(ScriptedProvider::default()))),
         ..HostConfig::default()
     };
@@ -148,7 +148,7 @@ fn main() -> anyhow::Result<()> {
             )?;
         }
     }
-    let events = replay::read_events(&file)?;
+    let events = self_evolve::events::read_events(&file)?;
     for json in [true, false] {
         let replay_home = tempfile::tempdir()?;
         let options = replay::Options {

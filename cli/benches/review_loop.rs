@@ -78,7 +78,7 @@ fn main() -> anyhow::Result<()> {
     let home = tempfile::tempdir()?;
     let clock = ManualClock::new(1_767_225_600_000);
     let config = HostConfig {
-        fs: self_evolve::cli::home::replay_fs_config(home.path()),
+        fs: self_evolve::home::replay_fs_config(home.path()),
         subagents: Box::new(provider),
         clock: Arc::new(clock.clone()),
         ..HostConfig::default()

@@ -25,8 +25,18 @@ macro_rules! say {
     }};
 }
 
+// Front doors.
 pub mod cli;
-pub mod component;
-pub mod live;
+pub mod hook;
 pub mod mcp;
+// Services.
+pub mod check;
+pub mod events;
+pub mod git;
+pub mod live;
 pub mod team;
+// The home.
+pub mod component;
+pub mod home;
+pub mod identity;
+pub mod input;

@@ -213,7 +213,7 @@ fn duplicates_are_found_past_an_unreadable_entry_which_is_named() {
     let mut plugin =
         self_evolve_host::Plugin::from_bytes(&bytes, self_evolve_host::HostConfig::default()).expect("the component");
     let found =
-        self_evolve::cli::check::duplicates(&mut plugin, std::slice::from_ref(&root)).expect("no error for one path");
+        self_evolve::check::duplicates(&mut plugin, std::slice::from_ref(&root)).expect("no error for one path");
     let twins = found.iter().filter(|f| f.rule == "near-duplicate").count();
     assert_eq!(twins, 1, "{found:?}");
     let deep = found.iter().find(|f| f.rule == "path-too-long").expect("the deep path is named");

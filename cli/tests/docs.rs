@@ -145,7 +145,12 @@ fn no_run_blocks_hold_no_command_of_ours() {
         let text = std::fs::read_to_string(&page).unwrap();
         for block in blocks(&text) {
             if block.info.starts_with("sh") && block.info != "sh" && block.info != "sh no-run" {
-                bad.push(format!("{}:{}: unknown info string `{}` (use `sh` or `sh no-run`)", rel(&page), block.line, block.info));
+                bad.push(format!(
+                    "{}:{}: unknown info string `{}` (use `sh` or `sh no-run`)",
+                    rel(&page),
+                    block.line,
+                    block.info
+                ));
             }
             if block.info != "sh no-run" {
                 continue;

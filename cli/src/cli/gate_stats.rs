@@ -54,7 +54,7 @@ pub fn summarize(reader: impl BufRead) -> std::io::Result<Stats> {
     let mut buf = Vec::new();
     let mut reader = reader;
     let mut number = 0u64;
-    while super::input::next_line(&mut reader, &mut buf, super::input::MAX_LINE_BYTES)
+    while crate::input::next_line(&mut reader, &mut buf, crate::input::MAX_LINE_BYTES)
         .map_err(|e| std::io::Error::new(e.kind(), format!("line {}: {e}", number + 1)))?
     {
         number += 1;

@@ -30,7 +30,7 @@ pub(super) fn run(wasm: &crate::component::Source, init: bool, home: &Path) -> R
         crate::say!("  {}", visible(name));
     }
     // Roots are resolved once, at start-up: the host confines every path to these real folders.
-    let mut fs = self_evolve_host::caps::fs::FsCap::new(super::home::fs_config(home), Default::default());
+    let mut fs = self_evolve_host::caps::fs::FsCap::new(crate::home::fs_config(home), Default::default());
     let project = fs.root_path(&self_evolve_host::caps::fs::RootRef::ProjectSkills("inspect".into()));
     crate::say!("roots (real paths, resolved at start-up; links in them are not followed later):");
     for (name, path) in fs.describe_roots() {

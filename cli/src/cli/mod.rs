@@ -1,15 +1,15 @@
-//! The `self-evolve` CLI: argument parsing and one function per subcommand over the real component.
-//! The binary (`src/bin/self-evolve.rs`) only calls `cli::main`; the longer subcommands have files here.
+//! The `self-evolve` CLI, a front door: argument parsing and one function per subcommand over the
+//! real component. The binary (`src/main.rs`) only calls `cli::main`; the longer subcommands have
+//! files here. May use every floor below (services, the home); the other front doors (`mcp/`,
+//! `hook/`) it only starts.
 
-pub mod check;
 pub mod gate_stats;
-pub mod home;
-pub(crate) mod identity;
-pub mod input;
 mod inspect;
+mod narrate;
 pub mod replay;
 mod tool;
 
+use crate::{check, home, identity};
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 use self_evolve_host::{Clock, HostConfig, Plugin};
@@ -250,7 +250,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Hook { codex, payload } => {
             let payload = if codex { Some(payload.unwrap_or_default()) } else { None };
-            crate::live::hook::main(&absolute(home.unwrap_or_else(home::default_home)), &wasm, payload);
+            crate::hook::main(&absolute(home.unwrap_or_else(home::default_home)), &wasm, payload);
             Ok(ExitCode::SUCCESS)
         }
         Command::Event { cwd } => {
@@ -262,7 +262,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let stdin = std::io::stdin();
             let stdout = std::io::stdout();
             let mut out = stdout.lock();
-            let ok = crate::live::event::run(&home, &wasm, &cwd.to_string_lossy(), stdin.lock(), &mut out)?;
+            let ok = crate::hook::event::run(&home, &wasm, &cwd.to_string_lossy(), stdin.lock(), &mut out)?;
             Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(2) })
         }
         Command::Tool { name, args, session, agent, cwd } => {
@@ -275,7 +275,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Sync { json } => {
             let home = absolute(home.unwrap_or_else(home::default_home));
-            let host_file = crate::live::config::HostFile::load(&home)?;
+            let host_file = crate::home::host_file::HostFile::load(&home)?;
             let git = host_file.git.with_context(|| {
                 format!(
                     "{} has no `git` block: see the README, \"Share a library with your team\"",
@@ -381,8 +381,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
             };
             let answer = plugin.command(&ctx, &args.join(" "))?;
             // A team library: an approval, revert or archive becomes a commit.
-            if let Some(git) = crate::live::config::HostFile::load(&home).ok().and_then(|f| f.git)
-                && let Err(err) = crate::team::commit_landed(&home, &git)
+            if let Some(git) = crate::home::host_file::HostFile::load(&home).ok().and_then(|f| f.git)
+                && let Err(err) = crate::git::commit_landed(&home, &git)
             {
                 eprintln!("self-evolve: git commit: {}", self_evolve_host::text::shown_error(&format!("{err:#}")));
             }
@@ -421,7 +421,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     self_evolve_host::text::visible(&activation)
                 );
             }
-            let events = replay::read_events(&file)?;
+            let events = crate::events::read_events(&file)?;
             // Kept alive for the whole replay; stops when dropped.
             let server = match &gate_replies {
                 Some(path) => Some(replay::serve_gate_replies(path)?),

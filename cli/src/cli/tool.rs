@@ -20,11 +20,11 @@ pub struct Call {
 pub fn run(home: &Path, wasm: &Source, call: Call) -> Result<ExitCode> {
     // Inside a live reviewer the identity is the reviewer's: its writes are audited under its
     // review and made as a subagent, whatever `--agent` says.
-    let activation = super::identity::activation();
+    let activation = crate::identity::activation();
     if let (Some(activation), Some(agent)) = (&activation, &call.agent)
         && agent != activation
     {
-        anyhow::bail!(super::identity::not_the_reviewer(activation, agent));
+        anyhow::bail!(crate::identity::not_the_reviewer(activation, agent));
     }
     let agent = activation.clone().or(call.agent).unwrap_or_else(|| "main".to_string());
     let reviewer = activation.is_some();

@@ -1,20 +1,14 @@
-//! Live sessions: the plugin driven by a real agent, one short process per event, with real
-//! reviewers. `hook` maps Claude Code's hook events, `codex` Codex's `notify`, `event` our
-//! replay lines; `provider` starts
-//! reviewers detached through `supervise`, which runs an agent CLI (`command`) or an
-//! OpenAI-compatible tool loop (`openai`) and delivers the completion; `transcript` seeds them
-//! with the parent conversation; `runs` keeps a reviewer's files; `config` reads `<home>/host.json`;
-//! `files` opens the host's own files so that nothing at their path can hang a hook; `logged`
-//! is what `live.jsonl` keeps of a decision or a message.
+//! Live sessions, a service: the plugin driven by a real agent, one short process per event, with
+//! real reviewers. `provider` starts reviewers detached through `supervise`, which runs an agent
+//! CLI (`command`) or an OpenAI-compatible tool loop (`openai`) and delivers the completion;
+//! `transcript` seeds them with the parent conversation; `runs` keeps a reviewer's files;
+//! `logged` is what `live.jsonl` keeps of a decision or a message. The front doors that feed it
+//! events are `hook/` (Claude Code, Codex) and `self-evolve event`.
 //!
 //! Decisions persist in the state root (the plugin's session state), so the processes of one
-//! session decide exactly what one long-lived process would.
+//! session decide exactly what one long-lived process would. Uses `git/` (a landed change is
+//! committed) and the home; never a front door.
 
-pub mod codex;
-pub mod config;
-pub mod event;
-pub mod files;
-pub mod hook;
 pub mod logged;
 pub mod openai;
 pub mod provider;
@@ -22,8 +16,8 @@ pub mod runs;
 pub mod supervise;
 pub mod transcript;
 
-use crate::cli::home;
 use crate::component::Source;
+use crate::home;
 use anyhow::{Result, anyhow};
 use self_evolve_host::caps::fs::{FsConfig, ProjectRoots};
 use self_evolve_host::caps::log::{Captured, LogSink};
@@ -40,7 +34,7 @@ pub struct Live {
     pub provider: Arc<Mutex<provider::LiveProvider>>,
     pub logs: Captured,
     pub home: PathBuf,
-    pub host_file: config::HostFile,
+    pub host_file: crate::home::host_file::HostFile,
 }
 
 /// Roots of a live process: the home's user and state roots, and each session's project found
@@ -56,7 +50,7 @@ pub fn fs_config(home: &Path) -> FsConfig {
 
 /// Loads the component for `home` with the operator's config and host config, as a live process.
 pub fn open(home: &Path, wasm: &Source) -> Result<Live> {
-    let host_file = config::HostFile::load(home)?;
+    let host_file = crate::home::host_file::HostFile::load(home)?;
     let provider = Arc::new(Mutex::new(provider::LiveProvider::new(home, host_file.reviewer.clone(), wasm)));
     let (log, logs) = LogSink::capturing();
     let config = HostConfig {
@@ -83,7 +77,7 @@ impl Live {
         let mut lines = String::new();
         // A team library: what this process landed becomes commits (pushed by `sync`).
         if let Some(git) = &self.host_file.git {
-            match crate::team::commit_landed(&self.home, git) {
+            match crate::git::commit_landed(&self.home, git) {
                 Ok(made) if !made.is_empty() => {
                     lines.push_str(&entry(source, "info", &format!("committed: {}", made.join("; "))))
                 }
@@ -131,7 +125,8 @@ pub fn append_log(home: &Path, lines: &str) {
         let _ = std::fs::rename(&path, path.with_extension("jsonl.1"));
     }
     // Never blocks: a FIFO or device at the log's path is skipped, never opened for good.
-    let appended = std::fs::create_dir_all(home::state(home)).and_then(|_| files::append_log(&path, lines.as_bytes()));
+    let appended = std::fs::create_dir_all(home::state(home))
+        .and_then(|_| crate::home::files::append_log(&path, lines.as_bytes()));
     if let Err(err) = appended {
         eprintln!(
             "self-evolve: could not append to {}",

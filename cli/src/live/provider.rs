@@ -7,7 +7,7 @@
 //! says its reviewer ended).
 
 use crate::component::Source;
-use crate::live::config::Reviewer;
+use crate::home::host_file::Reviewer;
 use crate::live::runs::{self, Run};
 use self_evolve_host::caps::subagent::{Outcome, Spec, SubagentProvider};
 use std::collections::BTreeMap;

@@ -4,7 +4,7 @@
 //! calls made through the plugin as the reviewer), then delivers `events.activation-end`.
 
 use crate::component::Source;
-use crate::live::config::{CommandReviewer, Reviewer};
+use crate::home::host_file::{CommandReviewer, Reviewer};
 use crate::live::runs::{self, Run};
 use crate::live::{Live, openai, transcript};
 use anyhow::Result;
@@ -262,7 +262,7 @@ fn answer(output: &str) -> String {
 }
 
 /// The OpenAI-compatible loop, every tool call made through the plugin as the reviewer.
-fn run_openai(live: &mut Live, home: &Path, run: &Run, config: &openai::Config) -> (Status, String) {
+fn run_openai(live: &mut Live, home: &Path, run: &Run, config: &crate::home::openai::Config) -> (Status, String) {
     let ctx = reviewer_context(run);
     let mut tools: Vec<openai::ToolDef> = match live.plugin.tools_list() {
         Ok(specs) => specs

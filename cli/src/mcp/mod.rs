@@ -10,7 +10,7 @@ pub mod uris;
 pub mod wire;
 pub mod worker;
 
-use crate::cli::home;
+use crate::home;
 use anyhow::{Context, Result, anyhow};
 use rmcp::ServiceExt;
 use rmcp::model::{JsonObject, Tool};
@@ -109,7 +109,7 @@ pub fn run(options: Options) -> Result<()> {
         None => options.session.clone().unwrap_or_else(|| format!("mcp-{}-{started}", std::process::id())),
     };
     let config_json = home::operator_config(&options.home)?;
-    let team = crate::live::config::HostFile::load(&options.home)?.git;
+    let team = crate::home::host_file::HostFile::load(&options.home)?.git;
     let home = options.home.clone();
     let wasm = options.wasm.clone();
     let bytes = options.wasm.bytes()?.into_owned();
@@ -158,7 +158,7 @@ pub fn run(options: Options) -> Result<()> {
                 }
                 // A curator pass may have moved skills: a team library commits them.
                 if let Some((home, git)) = committer.clone() {
-                    let _ = tokio::task::spawn_blocking(move || crate::team::commit_landed(&home, &git)).await;
+                    let _ = tokio::task::spawn_blocking(move || crate::git::commit_landed(&home, &git)).await;
                 }
                 minutes += 1;
                 // A team library syncs on its own every `git.syncMinutes` (off the protocol's thread).
@@ -185,7 +185,7 @@ pub fn run(options: Options) -> Result<()> {
         let mut server = server::Server::new(worker, ctx, tool);
         if let Some(git) = team {
             server = server.after_landing(move || {
-                if let Err(err) = crate::team::commit_landed(&home, &git) {
+                if let Err(err) = crate::git::commit_landed(&home, &git) {
                     eprintln!("self-evolve: git commit: {}", self_evolve_host::text::shown_error(&format!("{err:#}")));
                 }
             });

@@ -164,7 +164,7 @@ fn operator_lost(file: &str, local: &[u8], merged: &[u8]) -> Option<String> {
 /// repository configures changes what this reads: no external diff, no text conversion, no
 /// fused hunks, binary read as text.
 pub fn hunks(root: &Path, from: &str, to: &str, file: &str) -> Result<Vec<Hunk>> {
-    let out = super::git_bytes(
+    let out = crate::git::git_bytes(
         root,
         &[
             "diff",

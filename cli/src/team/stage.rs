@@ -6,13 +6,25 @@
 //! `<home>/run/conflicts/` instead: nothing is lost.
 
 use super::merge::Left;
-use super::sync::Conflict;
 use crate::component::Source;
 use anyhow::{Context, Result, bail};
 use self_evolve_host::plugin::{CallContext, Origin};
+use serde::Serialize;
 use serde_json::{Value, json};
 use std::io::Write;
 use std::path::{Component, Path};
+
+/// A file git could not merge: staged for approval, or kept aside for a person to redo.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Conflict {
+    pub file: String,
+    /// The staged write's id.
+    pub staged: Option<String>,
+    /// Where the local version was kept when it could not be staged, and why.
+    pub kept: Option<String>,
+    pub why: Option<String>,
+}
 
 /// A file both sides changed: this machine's version (`None`: removed here), and where a copy
 /// of it was kept before the replay.

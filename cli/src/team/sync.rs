@@ -3,7 +3,9 @@
 //! remote is reported and local work goes on; a credential stops the push and is named by
 //! commit, file, line and rule, never shown.
 
-use super::{GitConfig, git, git_bytes, tree};
+use super::stage::Conflict;
+use crate::git::{git, git_bytes, tree};
+use crate::home::git_config::GitConfig;
 use anyhow::{Context, Result, bail};
 use serde::Serialize;
 use std::collections::BTreeSet;
@@ -33,17 +35,6 @@ pub struct Report {
     pub duplicates: Vec<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Conflict {
-    pub file: String,
-    /// The staged write's id.
-    pub staged: Option<String>,
-    /// Where the local version was kept when it could not be staged, and why.
-    pub kept: Option<String>,
-    pub why: Option<String>,
-}
-
 /// A credential in an outgoing commit.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Leak {
@@ -57,13 +48,13 @@ pub fn sync(home: &Path, config: &GitConfig, wasm: &crate::component::Source) ->
     let Some(root) = tree(home) else {
         bail!(
             "{} is not a git working tree: clone your team's library there (git clone URL {})",
-            crate::cli::home::user_skills(home).display(),
-            crate::cli::home::user_skills(home).display()
+            crate::home::user_skills(home).display(),
+            crate::home::user_skills(home).display()
         )
     };
     // One sync or commit at a time in this home (two rebases in one tree undo each other).
-    let _lock = super::lock_tree(home, Duration::from_secs(60))?;
-    let mut report = Report { committed: super::commit_landed_locked(home, &root, config)?, ..Report::default() };
+    let _lock = crate::git::lock_tree(home, Duration::from_secs(60))?;
+    let mut report = Report { committed: crate::git::commit_landed_locked(home, &root, config)?, ..Report::default() };
     let remote_ref = format!("{}/{}", config.remote, config.branch);
     let mut incoming: Vec<String> = Vec::new();
     let result = replay(home, config, wasm, &root, &remote_ref, &mut report, &mut incoming);
@@ -227,7 +218,7 @@ fn names(root: &Path, args: &[&str]) -> Result<Vec<String>> {
 /// The checker's near-duplicate findings that name a skill that just arrived.
 fn arrived_duplicates(home: &Path, wasm: &crate::component::Source, root: &Path, incoming: &[String]) -> Vec<String> {
     let Ok(mut live) = crate::live::open(home, wasm) else { return Vec::new() };
-    let findings = crate::cli::check::duplicates(&mut live.plugin, &[root.to_path_buf()]).unwrap_or_default();
+    let findings = crate::check::duplicates(&mut live.plugin, &[root.to_path_buf()]).unwrap_or_default();
     findings
         .into_iter()
         .filter(|f| {
@@ -308,7 +299,7 @@ fn read_blobs<'a>(root: &Path, blobs: impl Iterator<Item = &'a str>) -> Result<V
     if names.is_empty() {
         return Ok(Vec::new());
     }
-    let mut child = super::git_command(root, &["cat-file", "--batch"])
+    let mut child = crate::git::git_command(root, &["cat-file", "--batch"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

@@ -6,69 +6,15 @@
 
 mod open;
 pub mod roots;
+mod types;
+
+pub use types::{FsErr, Kind, Mode, RootRef, StatInfo};
 
 use open::Access;
 use std::collections::{BTreeMap, HashMap};
 use std::io::{Read, Write};
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
-
-/// Which root an operation is confined to.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum RootRef {
-    UserSkills,
-    /// The project skills folder of this session id.
-    ProjectSkills(String),
-    State,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FsErr {
-    NotFound,
-    AlreadyExists,
-    NotPermitted,
-    Symlink,
-    InvalidPath,
-    NoSpace,
-    WrongKind,
-    /// A file larger than the host's read bound; the plugin reports it as `too-large`.
-    TooLarge {
-        path: String,
-        size: u64,
-        limit: u64,
-    },
-    /// A file with this many hard links: written nowhere, read nowhere in a skills root.
-    HardLinked(u64),
-    Io(String),
-}
-
-impl FsErr {
-    /// The `io` text a too-large read crosses the contract with; every host writes it the same way.
-    pub fn too_large_message(path: &str, size: u64, limit: u64) -> String {
-        format!("too-large: {path} is {size} bytes; the host reads at most {limit}")
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    File,
-    Dir,
-    Symlink,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct StatInfo {
-    pub kind: Kind,
-    pub size: u64,
-    pub modified_ms: u64,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
-    CreateNew,
-    Truncate,
-    Append,
-}
 
 /// How a session's project skills folder is found.
 #[derive(Debug, Clone)]

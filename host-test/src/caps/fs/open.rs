@@ -4,7 +4,7 @@
 //! escape. Files are opened non-blocking and checked on the open handle (regular, one link), so a
 //! FIFO never hangs a call and a device is never read.
 
-use super::FsErr;
+use super::types::{FsErr, Kind};
 use rustix::fs::{self as rfs, AtFlags, FileType, Mode, OFlags, Stat};
 use rustix::io::Errno;
 use std::ffi::OsStr;
@@ -119,11 +119,11 @@ pub(super) fn lstat(dir: impl AsFd, name: impl rustix::path::Arg) -> Result<Stat
     rfs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW).map_err(errno)
 }
 
-pub(super) fn kind_of(st: &Stat) -> super::Kind {
+pub(super) fn kind_of(st: &Stat) -> Kind {
     match FileType::from_raw_mode(st.st_mode) {
-        FileType::Symlink => super::Kind::Symlink,
-        FileType::Directory => super::Kind::Dir,
-        _ => super::Kind::File,
+        FileType::Symlink => Kind::Symlink,
+        FileType::Directory => Kind::Dir,
+        _ => Kind::File,
     }
 }
 

@@ -2,7 +2,7 @@
 //! the environment variables holding their keys), the reviewer provider and the hook's budget.
 //! It lives beside the roots, never in one: the plugin cannot read or loosen it.
 
-use crate::live::openai;
+use crate::home::openai;
 use anyhow::{Context, Result, anyhow, bail};
 use self_evolve_host::caps::http::{Endpoint, HttpConfig};
 use self_evolve_host::text::visible;
@@ -56,7 +56,7 @@ pub struct HostFile {
     pub reviewer: Reviewer,
     pub hook: HookConfig,
     /// The user skills root is a team's git working tree (`crate::team`).
-    pub git: Option<crate::team::GitConfig>,
+    pub git: Option<crate::home::git_config::GitConfig>,
 }
 
 impl Default for HostFile {
@@ -89,7 +89,7 @@ impl HostFile {
             file.reviewer = self::reviewer(reviewer)?;
         }
         if let Some(git) = obj.get("git") {
-            file.git = Some(crate::team::GitConfig::from_json(git)?);
+            file.git = Some(crate::home::git_config::GitConfig::from_json(git)?);
         }
         if let Some(hook) = obj.get("hook") {
             let hook = object(hook, "`hook`")?;

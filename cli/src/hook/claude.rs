@@ -1,43 +1,19 @@
-//! `self-evolve hook`: one Claude Code hook event (JSON on stdin) mapped to the plugin's events,
-//! in a process of its own. `UserPromptSubmit` is a person's message; `PostToolUse` (and
-//! `PostToolUseFailure`) a tool result, where a `Skill` use or a `Read` of a `SKILL.md` in the
-//! library registers the read; `Stop` the assistant's last message and a completed turn (not
-//! when Claude Code continues because a stop hook asked it to); `SubagentStop`, `SessionEnd` and
-//! the rest only give the plugin its tick. It never blocks the agent: it prints nothing unless
-//! configured, always exits 0, and answers within `hook.budgetMs`.
+//! Claude Code's hook events (JSON on stdin) mapped to the plugin's events. `UserPromptSubmit` is
+//! a person's message; `PostToolUse` (and `PostToolUseFailure`) a tool result, where a `Skill` use
+//! or a `Read` of a `SKILL.md` in the library registers the read; `Stop` the assistant's last
+//! message and a completed turn (not when Claude Code continues because a stop hook asked it to);
+//! `SubagentStop`, `SessionEnd` and the rest only give the plugin its tick.
 
-use crate::cli::home;
+use super::deliver::{Action, HookEvent, Outcome, check_session, deliver};
 use crate::component::Source;
-use anyhow::{Context, Result, bail};
-use self_evolve_host::plugin::{CallContext, Origin, ToolEvent, TurnStatus};
+use crate::home;
+use anyhow::{Context, Result};
+use self_evolve_host::plugin::ToolEvent;
 use serde_json::Value;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
-/// A hook event larger than this is dropped unread (tool responses can be large; the plugin never
-/// needs more than `MAX_EVENT_TEXT_BYTES` of one, and parsing costs many times the input).
-pub const MAX_INPUT_BYTES: u64 = 8 << 20;
 /// Tool arguments and output passed on are clipped to this (the plugin keeps no output).
 const MAX_FIELD_BYTES: usize = 64 << 10;
-
-/// What one hook event asks of the plugin.
-#[derive(Debug, Clone)]
-pub enum Action {
-    User(String),
-    Assistant(String),
-    Tool(ToolEvent),
-    TurnEnd,
-}
-
-/// The fields of a hook event the mapping reads.
-#[derive(Debug, Clone, PartialEq)]
-pub struct HookEvent {
-    pub session: String,
-    pub cwd: String,
-    pub transcript: Option<String>,
-    pub name: String,
-    pub raw: Value,
-}
 
 pub fn parse(bytes: &[u8]) -> Result<HookEvent> {
     let raw: Value = serde_json::from_slice(bytes).context("the hook event on stdin is not JSON")?;
@@ -52,23 +28,6 @@ pub fn parse(bytes: &[u8]) -> Result<HookEvent> {
         name,
         raw,
     })
-}
-
-/// A session id as agents make them (UUIDs, `cc-1`): 1–256 of `A-Z a-z 0-9 . _ : -`, not
-/// starting with `-`. It reaches a reviewer's command line (`{session}`) and its environment, so
-/// anything else (a flag, a space, a control character) is refused where it enters.
-pub fn check_session(session: &str, field: &str) -> Result<()> {
-    if session.len() > 256 {
-        bail!("`{field}` is over 256 bytes");
-    }
-    let allowed = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b':' | b'-');
-    if session.is_empty() || session.starts_with('-') || !session.bytes().all(allowed) {
-        bail!(
-            "`{field}` `{}` is not a session id (1-256 of A-Z a-z 0-9 . _ : -, not starting with `-`); event ignored",
-            self_evolve_host::text::visible(session)
-        );
-    }
-    Ok(())
 }
 
 /// A name a library skill can have (the plugin's rule: 1-64 of `a-z 0-9 -`, no leading, trailing
@@ -162,7 +121,7 @@ pub fn actions(event: &HookEvent, roots: &SkillRoots) -> Vec<Action> {
         "Stop" if raw["stop_hook_active"] == true => Vec::new(),
         "Stop" => {
             let said = raw["last_assistant_message"].as_str().map(str::to_string).or_else(|| {
-                event.transcript.as_deref().and_then(|t| super::transcript::last_assistant_text(Path::new(t)))
+                event.transcript.as_deref().and_then(|t| crate::live::transcript::last_assistant_text(Path::new(t)))
             });
             let mut out: Vec<Action> = said.into_iter().map(Action::Assistant).collect();
             out.push(Action::TurnEnd);
@@ -172,12 +131,6 @@ pub fn actions(event: &HookEvent, roots: &SkillRoots) -> Vec<Action> {
     }
 }
 
-/// What a hook process printed and decided.
-pub struct Outcome {
-    pub stdout: String,
-    pub decisions: Vec<String>,
-}
-
 /// Handles one event end to end: the plugin's events, its tick, the log. Each call into the
 /// plugin holds `busy`, so the budget's watchdog never stops the process in the middle of one
 /// (a review started but not yet recorded).
@@ -185,152 +138,6 @@ pub fn handle(home: &Path, wasm: &Source, bytes: &[u8], busy: &std::sync::Mutex<
     let event = parse(bytes)?;
     let actions = actions(&event, &SkillRoots::for_event(home, &event.cwd));
     deliver(home, wasm, &event, actions, busy)
-}
-
-/// The plugin's side of one hook event: its actions in `event`'s session, the tick, the log.
-pub fn deliver(
-    home: &Path,
-    wasm: &Source,
-    event: &HookEvent,
-    actions: Vec<Action>,
-    busy: &std::sync::Mutex<()>,
-) -> Result<Outcome> {
-    let mut live = guarded(busy, || super::open(home, wasm))?;
-    if let Ok(mut provider) = live.provider.lock() {
-        provider.note_session(&event.session, &event.cwd, event.transcript.as_deref());
-    }
-    // A reviewer that is itself an agent with hooks (`claude -p` run by the `command` provider)
-    // fires them too: its turns are a subagent's in the parent session (its own `session_id` is
-    // the fork's), never counted toward a review of their own.
-    let reviewer = std::env::var("SELF_EVOLVE_ACTIVATION").ok().filter(|a| !a.is_empty());
-    let parent = std::env::var("SELF_EVOLVE_SESSION").ok().filter(|s| !s.is_empty() && reviewer.is_some());
-    let ctx = CallContext {
-        session: parent.unwrap_or_else(|| event.session.clone()),
-        agent: reviewer.clone().unwrap_or_else(|| "main".into()),
-        origin: if reviewer.is_some() { Origin::Subagent } else { Origin::User },
-        depth: u32::from(reviewer.is_some()),
-        cwd: event.cwd.clone(),
-    };
-    let mut decisions = Vec::new();
-    let mut errors = Vec::new();
-    // A failed tick (a curator pass past its deadline) is logged; the event is delivered anyway.
-    match guarded(busy, || live.plugin.tick()) {
-        Ok(more) => decisions.extend(more),
-        Err(err) => errors.push(format!("tick: {err}")),
-    }
-    for action in actions {
-        let _guard = busy.lock().unwrap_or_else(|e| e.into_inner());
-        let more = match action {
-            Action::User(text) => {
-                live.plugin.user_message(&ctx, self_evolve_host::plugin::clip_event_text(&text), true)?
-            }
-            Action::Assistant(text) => {
-                live.plugin.assistant_message(&ctx, self_evolve_host::plugin::clip_event_text(&text))?
-            }
-            Action::Tool(tool) => live.plugin.tool_result(&ctx, &tool)?,
-            Action::TurnEnd => live.plugin.turn_end(&ctx, TurnStatus::Completed)?,
-        };
-        decisions.extend(more);
-    }
-    match guarded(busy, || live.plugin.pump_activations()) {
-        Ok(more) => decisions.extend(more),
-        Err(err) => errors.push(format!("reaping reviewers: {err}")),
-    }
-    live.record(&format!("hook {}", event.name), &decisions);
-    for error in errors {
-        super::log(home, "hook", "error", &error);
-    }
-    let started = decisions
-        .iter()
-        .filter_map(|d| serde_json::from_str::<Value>(d).ok())
-        .find(|d| d["kind"] == "review" && d["action"] == "start");
-    let stdout = match started {
-        Some(d) if live.host_file.hook.system_message => serde_json::json!({
-            "systemMessage": format!("self-evolve: background skill review started ({})", d["activation"].as_str().unwrap_or("?"))
-        })
-        .to_string(),
-        _ => String::new(),
-    };
-    Ok(Outcome { stdout, decisions })
-}
-
-/// Runs one plugin call holding `busy`: the watchdog waits for it (each call is bounded by its
-/// own deadline) instead of exiting with the session's lock file left behind.
-fn guarded<T>(busy: &std::sync::Mutex<()>, call: impl FnOnce() -> T) -> T {
-    let _guard = busy.lock().unwrap_or_else(|e| e.into_inner());
-    call()
-}
-
-/// The budget before `host.json` says otherwise.
-const DEFAULT_BUDGET_MS: u64 = 10_000;
-
-/// Exits the process, with status 0, once `budget_ms` (which may change) has passed since it
-/// started, never during a plugin call (`busy`). It is started before anything is read, so
-/// whatever sits at a path (a FIFO, a device) the hook answers in time; its only I/O on the way
-/// out is one non-blocking append to the log.
-fn start_watchdog(
-    home: &Path,
-    busy: std::sync::Arc<std::sync::Mutex<()>>,
-    budget_ms: std::sync::Arc<std::sync::atomic::AtomicU64>,
-) {
-    let home = home.to_path_buf();
-    let started = std::time::Instant::now();
-    std::thread::spawn(move || {
-        let budget = loop {
-            let budget = std::time::Duration::from_millis(budget_ms.load(std::sync::atomic::Ordering::Relaxed));
-            let Some(left) = budget.checked_sub(started.elapsed()).filter(|d| !d.is_zero()) else { break budget };
-            std::thread::sleep(left.min(std::time::Duration::from_millis(50)));
-        };
-        let _guard = busy.lock().unwrap_or_else(|e| e.into_inner());
-        super::append_log(
-            &home,
-            &super::entry(
-                "hook",
-                "warn",
-                &format!("the hook ran past its {} ms budget and stopped", budget.as_millis()),
-            ),
-        );
-        std::process::exit(0);
-    });
-}
-
-/// `self-evolve hook`: reads stdin (or, for Codex's `notify`, the payload argument), handles it
-/// within the budget, exits 0 whatever happens.
-pub fn main(home: &Path, wasm: &Source, codex_payload: Option<String>) {
-    let busy = std::sync::Arc::new(std::sync::Mutex::new(()));
-    let budget_ms = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(DEFAULT_BUDGET_MS));
-    start_watchdog(home, busy.clone(), budget_ms.clone());
-    if let Ok(file) = super::config::HostFile::load(home)
-        && !file.hook.budget.is_zero()
-    {
-        let ms = u64::try_from(file.hook.budget.as_millis()).unwrap_or(u64::MAX);
-        budget_ms.store(ms, std::sync::atomic::Ordering::Relaxed);
-    }
-    let codex = codex_payload.is_some();
-    let outcome = match codex_payload {
-        Some(payload) => super::codex::handle(home, wasm, payload.as_bytes(), &busy),
-        None => {
-            let mut bytes = Vec::new();
-            match std::io::stdin().lock().take(MAX_INPUT_BYTES + 1).read_to_end(&mut bytes) {
-                Err(err) => Err(anyhow::anyhow!("reading the hook event: {err}")),
-                Ok(_) if bytes.len() as u64 > MAX_INPUT_BYTES => {
-                    Err(anyhow::anyhow!("the hook event is over {MAX_INPUT_BYTES} bytes; ignored"))
-                }
-                Ok(_) => handle(home, wasm, &bytes, &busy),
-            }
-        }
-    };
-    match outcome {
-        // Codex reads nothing back from its `notify` program.
-        Ok(outcome) if !codex && !outcome.stdout.is_empty() => crate::say!("{}", outcome.stdout),
-        Ok(_) => {}
-        Err(err) => {
-            // An error may quote what the event carried: shown as the log keeps it.
-            let message = super::logged::text(&format!("{err:#}"));
-            super::log(home, "hook", "error", &message);
-            eprintln!("self-evolve hook: {message}");
-        }
-    }
 }
 
 #[cfg(test)]
@@ -429,7 +236,7 @@ mod tests {
             );
             assert!(err.contains("not a session id"), "{err}");
             let codex = json!({"type": "agent-turn-complete", "thread-id": bad});
-            assert!(super::super::codex::parse(codex.to_string().as_bytes()).is_err(), "{bad}");
+            assert!(crate::hook::codex::parse(codex.to_string().as_bytes()).is_err(), "{bad}");
         }
     }
 

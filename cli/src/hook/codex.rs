@@ -3,7 +3,7 @@
 //! "input-messages": [...], "last-assistant-message"}`); that is a person's messages, the
 //! assistant's answer and a completed turn. Codex reports no tool calls, so only turns count.
 
-use super::hook::{Action, HookEvent, Outcome, deliver};
+use super::deliver::{Action, HookEvent, Outcome, check_session, deliver};
 use crate::component::Source;
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
@@ -20,7 +20,7 @@ pub fn parse(bytes: &[u8]) -> Result<(HookEvent, Vec<Action>)> {
     let raw: Value = serde_json::from_slice(bytes).context("the Codex notification is not JSON")?;
     let kind = raw["type"].as_str().context("the Codex notification has no `type`")?;
     let session = raw["thread-id"].as_str().filter(|s| !s.is_empty()).unwrap_or("codex").to_string();
-    super::hook::check_session(&session, "thread-id")?;
+    check_session(&session, "thread-id")?;
     let cwd = match raw["cwd"].as_str() {
         Some(cwd) => cwd.to_string(),
         None => std::env::current_dir().map(|d| d.to_string_lossy().into_owned()).unwrap_or_default(),

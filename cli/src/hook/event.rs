@@ -3,8 +3,8 @@
 //! clock (`t` may be left out and is ignored), and its decisions are printed as JSON lines; a
 //! process per event decides what one process would, since session state is on disk.
 
-use crate::cli::replay::{Event, context};
 use crate::component::Source;
+use crate::events::{Event, context};
 use anyhow::{Context, Result};
 use self_evolve_host::plugin::{CallContext, Origin};
 use serde_json::{Value, json};
@@ -13,12 +13,12 @@ use std::path::Path;
 
 /// Handles every line of `input`; returns whether every line was an event it could handle.
 pub fn run(home: &Path, wasm: &Source, cwd: &str, input: impl BufRead, out: &mut impl Write) -> Result<bool> {
-    let mut live = super::open(home, wasm)?;
+    let mut live = crate::live::open(home, wasm)?;
     let mut all_ok = true;
     let mut reader = input;
     let mut buf = Vec::new();
     for n in 1u64.. {
-        let more = crate::cli::input::next_line(&mut reader, &mut buf, crate::cli::input::MAX_LINE_BYTES)
+        let more = crate::input::next_line(&mut reader, &mut buf, crate::input::MAX_LINE_BYTES)
             .with_context(|| format!("stdin:{n}"))?;
         if !more {
             break;
@@ -55,7 +55,7 @@ fn parse(line: &str) -> Result<Event> {
         }
         event => {
             if let Some(session) = session_of(&event) {
-                super::hook::check_session(session, "session")?;
+                super::deliver::check_session(session, "session")?;
             }
             Ok(event)
         }
@@ -75,14 +75,14 @@ fn session_of(event: &Event) -> Option<&String> {
     }
 }
 
-fn handle(live: &mut super::Live, cwd: &str, event: &Event) -> Result<Vec<String>> {
+fn handle(live: &mut crate::live::Live, cwd: &str, event: &Event) -> Result<Vec<String>> {
     // Inside a live reviewer every line is the reviewer's: its calls and `/skills` lines are made
     // as that subagent (so the plugin refuses it the operator's subcommands), never as `main`.
-    let reviewer = crate::cli::identity::activation();
+    let reviewer = crate::identity::activation();
     if let (Some(activation), Event::Call { agent: Some(agent), .. }) = (&reviewer, event)
         && agent != activation
     {
-        let error = crate::cli::identity::not_the_reviewer(activation, agent);
+        let error = crate::identity::not_the_reviewer(activation, agent);
         return Ok(vec![json!({"kind": "event", "ok": false, "error": error}).to_string()]);
     }
     if let Some(session) = session_of(event) {
@@ -110,7 +110,7 @@ fn handle(live: &mut super::Live, cwd: &str, event: &Event) -> Result<Vec<String
         ctx.cwd = cwd.to_string();
         ctx
     };
-    decisions.extend(crate::cli::replay::apply(plugin, event, ctx_of)?.unwrap_or_default());
+    decisions.extend(crate::events::apply(plugin, event, ctx_of)?.unwrap_or_default());
     decisions.extend(plugin.pump_activations()?);
     Ok(decisions)
 }

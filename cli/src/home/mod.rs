@@ -1,5 +1,14 @@
-//! The on-disk home the CLI works on: `<home>/skills` (user scope), `<home>/self-evolve`
-//! (state), and for replays one project at `<home>/project/.dsh/skills`.
+//! The home, the ground floor of the product: the folder every front door and service works on —
+//! `<home>/skills` (user scope), `<home>/self-evolve` (state), for replays one project at
+//! `<home>/project/.dsh/skills` — and the operator's files in it: `config.json` (the plugin's
+//! config), `host.json` (`host_file`: reviewers, hooks, endpoints, `git_config`, `openai`), read
+//! through `files` so that nothing at their path can hang a process. Uses only the host library;
+//! the files here never use this one (it reads them).
+
+pub mod files;
+pub mod git_config;
+pub mod host_file;
+pub mod openai;
 
 use self_evolve_host::caps::fs::{FsConfig, ProjectRoots};
 use std::path::{Path, PathBuf};
@@ -34,7 +43,7 @@ pub fn operator_config(home: &Path) -> anyhow::Result<String> {
     let path = home.join("config.json");
     // Read without blocking and up to its bound: a FIFO or `/dev/zero` here must not hang or
     // exhaust a hook, which reads it under the plugin-call lock.
-    let text = match crate::live::files::read_config(&path, 1 << 20)? {
+    let text = match crate::home::files::read_config(&path, 1 << 20)? {
         Some(bytes) => String::from_utf8(bytes).with_context(|| format!("{} is not UTF-8", path.display()))?,
         None => "{}".to_string(),
     };
@@ -43,7 +52,7 @@ pub fn operator_config(home: &Path) -> anyhow::Result<String> {
     anyhow::ensure!(value.is_object(), "{} must hold a JSON object", path.display());
     // A team library: the plugin stamps this machine's library name (host.json's `git.library`)
     // unless the operator set `team.library` themselves.
-    let library = crate::live::config::HostFile::load(home).ok().and_then(|f| f.git).map(|g| g.library);
+    let library = crate::home::host_file::HostFile::load(home).ok().and_then(|f| f.git).map(|g| g.library);
     if let Some(library) = library
         && value.pointer("/team/library").is_none()
     {
