@@ -2,8 +2,9 @@
 //! type and bound checks naming the key, and the nested JSON of the effective config.
 
 use super::keys::{DefaultValue, KEYS, KeySpec, Kind};
-use super::{
+use super::sections::{
     Config, CuratorConfig, GateKind, JevConfig, Limits, OpenAiConfig, ReviewConfig, ReviewLoopConfig, ShadowConfig,
+    TeamConfig,
 };
 use crate::api::ConfigError;
 use serde_json::{Map, Value};
@@ -70,7 +71,7 @@ impl Resolved {
                     max_tokens: u32::try_from(self.uint("review.openai.maxTokens")).unwrap_or(u32::MAX),
                 },
             },
-            team: crate::config::TeamConfig {
+            team: TeamConfig {
                 library: self.str("team.library"),
                 stage_others: self.str("team.othersSkills") == "stage",
             },
