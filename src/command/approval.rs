@@ -1,7 +1,7 @@
 //! `/skills pending | diff | approve | reject | approval on|off`: staged writes and the switch
 //! that stages them. The policy lives in `library::staging::approval`; this file parses and renders.
 
-use super::{answer, table, usage_error};
+use super::reply::{answer, table, usage_error};
 use crate::active::Active;
 use crate::api::CallContext;
 use crate::host::{Host, Root};

@@ -3,7 +3,7 @@
 //! operator, so it passes every guard (ownership, format, the credential scan) and is staged
 //! when write approval is on.
 
-use super::{answer, table, usage_error};
+use super::reply::{answer, table, usage_error};
 use crate::active::Active;
 use crate::api::CallContext;
 use crate::digest::unified_diff;

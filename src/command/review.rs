@@ -1,7 +1,7 @@
 //! `/skills review on|off|now|status` and `/skills loops [verdict SESSION]`: background reviews
 //! and review loops, as the operator sees them.
 
-use super::{answer, one_line, plain, table, usage_error};
+use super::reply::{answer, one_line, plain, table, usage_error};
 use crate::active::Active;
 use crate::api::CallContext;
 use crate::host::Host;

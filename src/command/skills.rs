@@ -1,7 +1,7 @@
 //! `/skills list | show | pin | unpin | archive | restore | curator`: the library as the operator
 //! sees it. Only skills this plugin wrote have a lifecycle here; hand-written ones are shown, never changed.
 
-use super::{answer, plain, table, usage_error};
+use super::reply::{answer, plain, table, usage_error};
 use crate::active::Active;
 use crate::api::CallContext;
 use crate::host::Host;
