@@ -11,7 +11,7 @@ mod reply;
 mod review;
 mod skills;
 
-pub use reply::USAGE;
+pub use reply::{USAGE, one_line, table};
 
 use crate::active::Active;
 use crate::api::CallContext;

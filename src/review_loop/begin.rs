@@ -3,10 +3,10 @@
 
 use super::aggregate::Aggregation;
 use super::lenses::{self, Mode, Scope};
+use super::request::{DEFAULT_MAX_ITER, DEFAULT_TOKEN_CEILING, Independence, MAX_ARTIFACT, Request};
 use super::run::{Role, Run, redacted};
 use super::state::{self, Acquire, LockOwner, State};
 use super::verdict::Terminal;
-use super::{DEFAULT_MAX_ITER, DEFAULT_TOKEN_CEILING, Independence, MAX_ARTIFACT, Request};
 use crate::api::CallContext;
 use crate::config::ReviewLoopConfig;
 use crate::digest::sha256_hex;

@@ -6,6 +6,12 @@
 //! One `begin` is one iteration: it ends in `continue` (the host fixes the actionable findings
 //! and calls `begin` again) or in a terminal verdict. Completions arrive through
 //! `events.activation-end`, token counts through `spend`, command results through `commands`.
+//!
+//! This file declares the steps, re-exports the request types and holds `Loops`, which routes
+//! host calls to live runs. The steps share what the host sends (`request.rs`) from below and
+//! never import this file. May use `api`, `config`, `errors`, `host`, `state_file`, `digest`,
+//! `time`, `rounds` and the library's secret scan (`library::guards::scan`); `plugin`, `active`,
+//! `adapter` and `command` read it, and it reads none of them.
 
 pub mod aggregate;
 mod begin;
@@ -14,6 +20,7 @@ mod decide;
 pub mod findings;
 pub mod history;
 pub mod lenses;
+mod request;
 mod run;
 pub mod similarity;
 pub mod state;
@@ -26,82 +33,10 @@ use crate::config::ReviewLoopConfig;
 use crate::errors::ToolError;
 use crate::host::Host;
 pub use lenses::Mode;
+pub use request::{CommandResult, DEFAULT_MAX_ITER, DEFAULT_TOKEN_CEILING, Independence, MAX_ARTIFACT, Request};
 use run::Run;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
-
-pub const DEFAULT_MAX_ITER: u32 = 3;
-pub const DEFAULT_TOKEN_CEILING: u64 = 300_000;
-/// Largest artifact plus documents accepted, in bytes (about a million tokens: past any
-/// reviewer's context, and each lens gets its own copy).
-pub const MAX_ARTIFACT: usize = 4 * 1024 * 1024;
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Independence {
-    Independent,
-    /// The files of the artifact this session (or a subagent it dispatched) edited.
-    SelfAuthored(Vec<String>),
-    /// Why authorship could not be measured. Never upgraded to independent.
-    Unverified(String),
-}
-
-impl Independence {
-    pub fn is_independent(&self) -> bool {
-        matches!(self, Independence::Independent)
-    }
-
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            Independence::Independent => "independent",
-            Independence::SelfAuthored(_) => "self-authored",
-            Independence::Unverified(_) => "unverified",
-        }
-    }
-
-    pub fn to_json(&self) -> Value {
-        match self {
-            Independence::Independent => json!({"kind": "independent"}),
-            Independence::SelfAuthored(files) => json!({"kind": "self-authored", "files": files}),
-            Independence::Unverified(why) => json!({"kind": "unverified", "why": why}),
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CommandResult {
-    pub name: String,
-    pub exit_code: i32,
-    pub stderr_tail: String,
-}
-
-/// What the host asks to review (the WIT `review-loop.request`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Request {
-    pub mode: Mode,
-    /// Code: the diff. Plan: the plan change (diff or full text). Claim: the claims verbatim.
-    /// Deliverable: the whole deliverable as its reader meets it.
-    pub artifact: String,
-    /// sha256 hex of the artifact as the host measured it; computed when absent.
-    pub artifact_sha: Option<String>,
-    pub files: Vec<String>,
-    /// Plan files in full, claim sources, the deliverable standard: (path, text).
-    pub documents: Vec<(String, String)>,
-    /// The repository's top level; hashed into the per-repo lock ("" for no repository).
-    pub repo: String,
-    pub branch: String,
-    pub commit: Option<String>,
-    pub uncommitted: bool,
-    pub max_iter: Option<u32>,
-    pub token_ceiling: Option<u64>,
-    pub independence: Independence,
-    pub self_review_ack: Option<String>,
-    /// Hook-invoked in the authoring session: a self-authored run proceeds, marked.
-    pub auto: bool,
-    /// Code mode: lint/test/build results already run; `None` waits for `commands`.
-    pub commands: Option<Vec<CommandResult>>,
-    /// Optional lenses the project switched off (seed: `review-loop.disabled-roles`).
-    pub disabled_lenses: Vec<String>,
-}
 
 /// Live runs of this instance and the activations they wait for.
 #[derive(Default)]

@@ -3,8 +3,8 @@
 
 use super::findings::{self, Finding};
 use super::lenses::{self, Mode};
+use super::request::{CommandResult, Independence};
 use super::state::{self, LockOwner, State};
-use super::{CommandResult, Independence};
 use crate::api::{ActivationResult, ActivationStatus, Decision};
 use crate::errors::ToolError;
 use crate::host::{Host, SubagentSpec};

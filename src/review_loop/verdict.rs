@@ -4,9 +4,9 @@
 //! writes the `review-clean` token: it opens with the SELF-REVIEW banner instead; nor does one
 //! that is incomplete (a lens or the execution check never delivered).
 
-use super::Independence;
 use super::findings::Finding;
 use super::lenses::Mode;
+use super::request::Independence;
 use crate::host::{Host, HttpRequest, Level};
 use serde_json::{Value, json};
 
