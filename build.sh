@@ -154,30 +154,10 @@ case "${1:-build}" in
     demo)
         build
         step "building the self-evolve CLI"
-        cargo build -q -p self-evolve-host --bin self-evolve --locked
+        cargo build -q -p self-evolve --bin self-evolve --locked
         CLI=target/debug/self-evolve
         HOME_DIR=$(mktemp -d "${TMPDIR:-/tmp}/self-evolve-demo.XXXXXX")
-        mkdir -p "$HOME_DIR/skills"
-        cp -R examples/library/. "$HOME_DIR/skills/"
-        step "the capability manifest"
-        "$CLI" inspect --wasm "$OUT"
-        step "replaying examples/session.jsonl into $HOME_DIR (gate answers: examples/gate-replies.json)"
-        "$CLI" --wasm "$OUT" replay examples/session.jsonl --home "$HOME_DIR" --gate-replies examples/gate-replies.json --start now
-        step "the review loop: examples/review-loop.jsonl (lenses, falsifiers, a failed test, a fix, a verdict)"
-        "$CLI" --wasm "$OUT" replay examples/review-loop.jsonl --home "$HOME_DIR" --start now
-        step "the library after the session"
-        "$CLI" --wasm "$OUT" skills --home "$HOME_DIR" list
-        step "writes still waiting for approval"
-        "$CLI" --wasm "$OUT" skills --home "$HOME_DIR" pending
-        step "what the background reviews did (/skills reviews, then one of them)"
-        "$CLI" --wasm "$OUT" skills --home "$HOME_DIR" reviews
-        "$CLI" --wasm "$OUT" skills --home "$HOME_DIR" reviews act-2
-        step "deploy-staging's kept versions (/skills log)"
-        "$CLI" --wasm "$OUT" skills --home "$HOME_DIR" log deploy-staging
-        step "gates.jsonl"
-        cat "$HOME_DIR/self-evolve/gates.jsonl"
-        step "gate-stats over it"
-        "$CLI" gate-stats "$HOME_DIR/self-evolve/gates.jsonl"
+        examples/demo.sh "$PWD/$CLI" "$PWD/$OUT" "$HOME_DIR"
         printf '\nThe demo home is kept at %s\n' "$HOME_DIR"
         ;;
     *)

@@ -6,7 +6,7 @@ use self_evolve_host::{HostConfig, Plugin};
 use std::path::Path;
 use std::process::ExitCode;
 
-pub(super) fn run(wasm: &crate::component::Source, init: bool, home: &Path) -> Result<ExitCode> {
+pub(super) fn run(wasm: &crate::component::Source, init: bool, home: &Path, chosen: Option<&Path>) -> Result<ExitCode> {
     let bytes = wasm.bytes()?;
     let engine = self_evolve_host::engine::engine()?;
     let (component, cache) = self_evolve_host::engine::load_component(
@@ -30,7 +30,7 @@ pub(super) fn run(wasm: &crate::component::Source, init: bool, home: &Path) -> R
         crate::say!("  {}", visible(name));
     }
     // Roots are resolved once, at start-up: the host confines every path to these real folders.
-    let mut fs = self_evolve_host::caps::fs::FsCap::new(crate::home::fs_config(home), Default::default());
+    let mut fs = self_evolve_host::caps::fs::FsCap::new(crate::home::fs_config(home, chosen), Default::default());
     let project = fs.root_path(&self_evolve_host::caps::fs::RootRef::ProjectSkills("inspect".into()));
     crate::say!("roots (real paths, resolved at start-up; links in them are not followed later):");
     for (name, path) in fs.describe_roots() {
@@ -44,7 +44,8 @@ pub(super) fn run(wasm: &crate::component::Source, init: bool, home: &Path) -> R
         || "(none here)".to_string(),
         |p| self_evolve_host::text::visible(&p.display().to_string()).into_owned(),
     );
-    crate::say!("  {:<13} {shown} (from the current directory; checked to stay inside its project)", "project-skills");
+    let from = if chosen.is_some() { "--project" } else { "from the current directory" };
+    crate::say!("  {:<13} {shown} ({from}; checked to stay inside its project)", "project-skills");
     for warning in &fs.warnings {
         crate::say!("  warning: {}", visible(warning));
     }

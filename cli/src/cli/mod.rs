@@ -28,6 +28,14 @@ struct Cli {
     /// after the subcommand, and anywhere among `skills`' words.
     #[arg(long, global = true)]
     home: Option<PathBuf>,
+    /// Answer in JSON (one object per line, or one document) instead of text, for programs.
+    /// Accepted before or after the subcommand.
+    #[arg(long, global = true)]
+    json: bool,
+    /// The project whose `.dsh/skills` is the project scope (default: the nearest folder holding
+    /// .git or .dsh above the working directory). Accepted before or after the subcommand.
+    #[arg(long, global = true)]
+    project: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -36,6 +44,8 @@ struct Cli {
 enum Command {
     /// Print the component's capability manifest (imports), exports and size, and the home's
     /// roots resolved as the host confines to them.
+    #[command(after_help = r#"Example:
+  self-evolve inspect --init --home ~/.dsh"#)]
     Inspect {
         /// Also initialise it with the default config and print the activation report.
         #[arg(long)]
@@ -43,34 +53,37 @@ enum Command {
     },
     /// Check skill folders with the plugin's parser, validator, scanner and dedupe.
     /// Exits 1 on errors (format violations, credentials); warnings and advice leave it 0.
+    #[command(after_help = r#"Examples:
+  self-evolve check ~/.dsh/skills
+  self-evolve check ./my-skill --json"#)]
     Check {
         /// One skill (a folder holding SKILL.md) or a folder of skills.
         #[arg(required = true)]
         dirs: Vec<PathBuf>,
-        /// One JSON object per finding: path, line, rule, severity, message.
-        #[arg(long)]
-        json: bool,
     },
     /// The /skills command against a home folder: list, show, pending, diff, approve, reject,
     /// review, approval, … (`self-evolve skills help` lists them).
+    #[command(after_help = r#"Examples:
+  self-evolve skills list --home ~/.dsh
+  self-evolve skills pending --json
+  self-evolve skills approve latest
+  self-evolve skills help"#)]
     Skills {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
     /// Summarise a gates.jsonl log: decision split, fallback reasons, `no`-confidence and
     /// latency percentiles, and what each confidentNo from 0.50 to 1.00 would have skipped.
-    GateStats {
-        file: PathBuf,
-        #[arg(long)]
-        json: bool,
-    },
+    #[command(after_help = r#"Example:
+  self-evolve gate-stats ~/.dsh/self-evolve/gates.jsonl --json"#)]
+    GateStats { file: PathBuf },
     /// Drive a recorded session (JSONL, see DESIGN.md) through the plugin with a manual clock
     /// and a scripted reviewer; print a narrated timeline, or every decision as JSON (--json).
     /// It replays into --home, by default a fresh temporary folder (printed at the end).
+    #[command(after_help = r#"Example:
+  self-evolve replay examples/session.jsonl --home ./demo --gate-replies examples/gate-replies.json"#)]
     Replay {
         file: PathBuf,
-        #[arg(long)]
-        json: bool,
         /// URL of the `gate` endpoint (for review.gate = jev).
         #[arg(long)]
         gate: Option<String>,
@@ -92,11 +105,9 @@ enum Command {
     },
     /// Serve the skill library as an MCP server over stdio: the `skill_manage` tool (every write
     /// guarded) and the skills through the MCP Skills Extension. Add it to an agent as a command.
+    #[command(after_help = r#"Example (Claude Code):
+  claude mcp add self-evolve -- self-evolve mcp --home ~/.dsh"#)]
     Mcp {
-        /// The project whose .dsh/skills is the project scope (default: the nearest folder
-        /// holding .git or .dsh above the working directory).
-        #[arg(long)]
-        project: Option<PathBuf>,
         /// The session id the plugin sees (default: one per server process; inside a live
         /// reviewer, SELF_EVOLVE_ACTIVATION set, the reviewer's whatever this says).
         #[arg(long)]
@@ -108,6 +119,9 @@ enum Command {
     },
     /// Handle one Claude Code hook event (JSON on stdin): a prompt, a tool result, a turn's end.
     /// Prints nothing unless `hook.systemMessage` is set in host.json; always exits 0.
+    #[command(after_help = r#"Examples:
+  self-evolve hook --home ~/.dsh            (a Claude Code hook command)
+  notify = ["self-evolve", "hook", "--codex"]  (Codex's config.toml)"#)]
     Hook {
         /// Codex's `notify` program: the payload is the last argument, not stdin
         /// (`notify = ["self-evolve", "hook", "--codex"]`).
@@ -119,6 +133,8 @@ enum Command {
     },
     /// Handle events in the replay line format (one JSON object per line on stdin), on the system
     /// clock; prints each decision as a JSON line. For harnesses that are not Claude Code.
+    #[command(after_help = r#"Example:
+  echo '{"type":"user","t":0,"session":"s1","text":"hi"}' | self-evolve event --home ./demo"#)]
     Event {
         /// The session's working folder (its project); default the current folder.
         #[arg(long)]
@@ -127,6 +143,8 @@ enum Command {
     /// Perform one tool call (e.g. `skill_manage '{"action":"view","name":"pdf"}'`) in a session,
     /// through every guard; prints the tool's JSON answer (exit 1 when it refused). A reviewer
     /// started by the `command` provider finds its session and identity in SELF_EVOLVE_* variables.
+    #[command(after_help = r#"Example:
+  self-evolve tool skill_manage '{"action":"view","name":"deploy-staging"}' --session s1"#)]
     Tool {
         name: String,
         /// The arguments object, as JSON.
@@ -144,10 +162,9 @@ enum Command {
     /// fetch, replay local commits onto the remote branch, scan every outgoing file for
     /// credentials, push. A skill changed on both sides lands as the remote has it, this
     /// machine's version staged against it. Exit 1 when a credential stops the push.
-    Sync {
-        #[arg(long)]
-        json: bool,
-    },
+    #[command(after_help = r#"Example:
+  self-evolve sync --home ~/.dsh --json"#)]
+    Sync,
     /// Runs one live reviewer to completion (started detached by the reviewer provider).
     #[command(hide = true)]
     ReviewerRun {
@@ -155,6 +172,8 @@ enum Command {
         id: String,
     },
     /// Print configuration.
+    #[command(after_help = r#"Example:
+  self-evolve config --defaults"#)]
     Config {
         /// Print the full configuration with every default, as the plugin resolves it.
         #[arg(long)]
@@ -218,32 +237,87 @@ fn parse(args: Vec<std::ffi::OsString>) -> std::result::Result<Cli, ExitCode> {
     Err(ExitCode::from(u8::try_from(err.exit_code()).unwrap_or(2)))
 }
 
-/// `skills`' words go to the plugin as they are, so clap cannot see a `--home X` (or
-/// `--home=X`) among them: taken out here, the last one winning, up to a `--`.
-fn take_home(args: &mut Vec<String>) -> Result<Option<PathBuf>> {
-    let mut home = None;
+/// `skills`' words go to the plugin as they are, so clap cannot see a global option among them
+/// (`self-evolve skills list --home X`): `--home`, `--wasm` and `--project` (or `--opt=X`) are
+/// taken out here, the last one winning, up to a `--`; `--json` stays, the plugin reads it.
+fn take_globals(cli: &mut Cli) -> Result<()> {
+    let Command::Skills { args } = &mut cli.command else { return Ok(()) };
     let mut i = 0;
     while i < args.len() && args[i] != "--" {
-        if args[i] == "--home" {
-            anyhow::ensure!(i + 1 < args.len(), "--home needs a folder: `self-evolve skills list --home ~/.dsh`");
-            home = Some(PathBuf::from(args.remove(i + 1)));
-            args.remove(i);
-        } else if let Some(value) = args[i].strip_prefix("--home=") {
-            home = Some(PathBuf::from(value));
-            args.remove(i);
-        } else {
-            i += 1;
-        }
+        let (name, value) = match args[i].split_once('=') {
+            Some((name, value)) => (name.to_string(), Some(value.to_string())),
+            None => (args[i].clone(), None),
+        };
+        let slot = match name.as_str() {
+            "--home" => &mut cli.home,
+            "--wasm" => &mut cli.wasm,
+            "--project" => &mut cli.project,
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        let value = match value {
+            Some(value) => value,
+            None => {
+                anyhow::ensure!(
+                    i + 1 < args.len(),
+                    "{name} needs a folder or file: `self-evolve skills list {name} PATH`"
+                );
+                args.remove(i + 1)
+            }
+        };
+        *slot = Some(PathBuf::from(value));
+        args.remove(i);
     }
-    Ok(home)
+    Ok(())
 }
 
-fn run(cli: Cli) -> Result<ExitCode> {
+/// Refuses a global option the subcommand has no use for, instead of ignoring it silently.
+fn applies(cli: &Cli) -> Result<()> {
+    let name = match &cli.command {
+        Command::Inspect { .. } => "inspect",
+        Command::Check { .. } => "check",
+        Command::Skills { .. } => "skills",
+        Command::GateStats { .. } => "gate-stats",
+        Command::Replay { .. } => "replay",
+        Command::Mcp { .. } => "mcp",
+        Command::Hook { .. } => "hook",
+        Command::Event { .. } => "event",
+        Command::Tool { .. } => "tool",
+        Command::Sync => "sync",
+        Command::ReviewerRun { .. } => "reviewer-run",
+        Command::Config { .. } => "config",
+    };
+    // `event`, `tool` and `config` answer in JSON already; `--json` changes nothing there.
+    let takes_json = !matches!(name, "inspect" | "mcp" | "hook" | "reviewer-run");
+    let takes_project = matches!(name, "inspect" | "skills" | "mcp" | "event" | "tool");
+    if cli.json && !takes_json {
+        bail!("--json does not apply to `self-evolve {name}` (see `self-evolve {name} --help`)");
+    }
+    if cli.project.is_some() && !takes_project {
+        bail!("--project does not apply to `self-evolve {name}` (it applies to inspect, skills, mcp, event and tool)");
+    }
+    Ok(())
+}
+
+fn run(mut cli: Cli) -> Result<ExitCode> {
+    take_globals(&mut cli)?;
+    applies(&cli)?;
     let wasm = crate::component::Source::choose(cli.wasm);
     let home = cli.home;
+    let json = cli.json;
+    let project = match cli.project {
+        Some(project) => {
+            Some(std::path::absolute(&project).with_context(|| format!("--project {}", project.display()))?)
+        }
+        None => None,
+    };
     match cli.command {
-        Command::Inspect { init } => inspect::run(&wasm, init, &home.unwrap_or_else(home::default_home)),
-        Command::Mcp { project, session, as_reviewer } => {
+        Command::Inspect { init } => {
+            inspect::run(&wasm, init, &home.unwrap_or_else(home::default_home), project.as_deref())
+        }
+        Command::Mcp { session, as_reviewer } => {
             let home = home.unwrap_or_else(home::default_home);
             crate::mcp::run(crate::mcp::Options { home, project, session, as_reviewer, wasm })?;
             Ok(ExitCode::SUCCESS)
@@ -255,7 +329,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Event { cwd } => {
             let home = absolute(home.unwrap_or_else(home::default_home));
-            let cwd = match cwd {
+            let cwd = match cwd.or(project) {
                 Some(cwd) => cwd,
                 None => std::env::current_dir().context("the working directory")?,
             };
@@ -267,13 +341,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Tool { name, args, session, agent, cwd } => {
             let home = absolute(home.unwrap_or_else(home::default_home));
-            let cwd = match cwd {
+            let cwd = match cwd.or(project) {
                 Some(cwd) => cwd,
                 None => std::env::current_dir().context("the working directory")?,
             };
             tool::run(&home, &wasm, tool::Call { name, args, session, agent, cwd })
         }
-        Command::Sync { json } => {
+        Command::Sync => {
             let home = absolute(home.unwrap_or_else(home::default_home));
             let host_file = crate::home::host_file::HostFile::load(&home)?;
             let git = host_file.git.with_context(|| {
@@ -345,7 +419,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             crate::say!("{}", self_evolve_host::text::visible_json(&serde_json::to_string_pretty(&value)?));
             Ok(ExitCode::SUCCESS)
         }
-        Command::Check { dirs, json } => {
+        Command::Check { dirs } => {
             // An operator's offline command, not an agent's call: the near-duplicate pass over a
             // large library may take longer than the 2 s an agent's call gets, and its memory
             // grows by tens of bytes per skill (the batches themselves stay bounded).
@@ -358,8 +432,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
             Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
         }
         Command::Skills { mut args } => {
-            let home = take_home(&mut args)?.or(home).unwrap_or_else(home::default_home);
-            let config = HostConfig { fs: home::fs_config(&home), ..HostConfig::default() };
+            let home = home.unwrap_or_else(home::default_home);
+            if json && !args.iter().take_while(|a| *a != "--").any(|a| a == "--json") {
+                args.push("--json".into());
+            }
+            let config = HostConfig { fs: home::fs_config(&home, project.as_deref()), ..HostConfig::default() };
             let mut plugin = Plugin::from_bytes(&wasm.bytes()?, config)?;
             // The CLI runs no agents: `review now` says so instead of starting a child nobody runs.
             let services: Vec<String> = vec!["commands".to_string()];
@@ -397,7 +474,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 }
             }
         }
-        Command::GateStats { file, json } => {
+        Command::GateStats { file } => {
             let reader = std::io::BufReader::with_capacity(
                 1 << 20,
                 std::fs::File::open(&file).with_context(|| format!("opening {}", file.display()))?,
@@ -410,7 +487,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Replay { file, json, gate, gate_key_env, gate_replies, start, restart_each_event } => {
+        Command::Replay { file, gate, gate_key_env, gate_replies, start, restart_each_event } => {
             use replay;
             // A replay acts as the operator on its home, with the file's own config: inside a
             // reviewer it may only replay into a fresh home of its own.

@@ -100,6 +100,9 @@ impl Narrator {
                 format!("  $ /skills {}\n{}", s("text").trim_start_matches("/skills").trim(), indent(&s("output")))
             }
             "review-loop" => review_loop_line(d),
+            // The curator's pass: a skill's lifecycle moved (active → stale → archived, or back).
+            "curator" => format!("  ⌛ curator: {} {} → {} ({})", s("skill"), s("from"), s("to"), s("reason")),
+            "session" => format!("  ✖ event of session {} {}: {}", s("session"), s("action"), s("reason")),
             _ => format!("  {d}"),
         };
         // Results quote agents and files: hidden characters are shown, not obeyed.

@@ -65,12 +65,16 @@ pub fn operator_config(home: &Path) -> anyhow::Result<String> {
     Ok(text)
 }
 
-/// Roots for operator commands: projects discovered from the current directory.
-pub fn fs_config(home: &Path) -> FsConfig {
+/// Roots for operator commands: `project`'s skills folder (`--project`), else the project found
+/// above the current directory.
+pub fn fs_config(home: &Path, project: Option<&Path>) -> FsConfig {
+    let found = || {
+        std::env::current_dir().ok().and_then(|cwd| {
+            cwd.ancestors().find(|d| d.join(".git").exists() || d.join(".dsh").is_dir()).map(Path::to_path_buf)
+        })
+    };
     let projects = ProjectRoots {
-        default_project: std::env::current_dir().ok().and_then(|cwd| {
-            cwd.ancestors().find(|d| d.join(".git").exists() || d.join(".dsh").is_dir()).map(|p| p.join(".dsh/skills"))
-        }),
+        default_project: project.map(Path::to_path_buf).or_else(found).map(|p| p.join(".dsh/skills")),
         ..ProjectRoots::default()
     };
     FsConfig { user_skills: Some(user_skills(home)), state: Some(state(home)), projects, ..FsConfig::default() }
