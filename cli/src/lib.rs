@@ -1,15 +1,19 @@
 //! self-evolve, the product: the `self-evolve` binary and everything only it needs, on top of the
 //! wasmtime host library (`self-evolve-host`, in `host-test/`).
 //!
-//! Floors, top to bottom; a floor uses only the floors under it:
+//! Floors, top to bottom; a floor uses only its own and the floors under it:
 //! - front doors: `cli/` (the subcommands), `mcp/` (the MCP server), `hook/` (Claude Code's and
-//!   Codex's hook entry);
-//! - services: `live/` (live sessions and their reviewers), `team/` (team libraries over git);
-//! - the home: `home/` (roots, `config.json`, `host.json`) and `component` (which component runs);
+//!   Codex's hook entry, and `self-evolve event`);
+//! - services: `team/` (team sync) on `live/` (live sessions and their reviewers) on `git/` (the
+//!   skills root as a git tree); `check/` (checking skill folders) and `events/` (the session
+//!   event lines replay and `event` read);
+//! - the home: `home/` (roots, `config.json`, `host.json`), `component` (which component runs),
+//!   `identity` (operator or reviewer), `input` (bounded line reading);
 //! - the host library (`self_evolve_host`) and the plugin it loads.
 //!
-//! `tests/layers.rs` in this crate keeps it so: no two files import each other, directly or
-//! around a loop, and no floor imports a floor above it.
+//! `tools/layers` keeps it so (`cargo test -p layers`): no two files import each other, directly
+//! or around a loop (a folder's `mod.rs` and its children included), no two folders do, and no
+//! floor uses one above it (its `PRODUCT_FLOORS` lists these floors).
 
 /// `println!` for the CLI: a closed pipe (`self-evolve … | head`) ends the program quietly
 /// instead of panicking.

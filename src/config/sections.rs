@@ -86,7 +86,7 @@ pub struct Config {
     pub team: TeamConfig,
 }
 
-/// A library shared with teammates (README, "Share a library with your team").
+/// A library shared with teammates (docs/team-sync.md).
 #[derive(Debug, Clone, PartialEq)]
 pub struct TeamConfig {
     /// This machine's library name; empty when the library is not shared.

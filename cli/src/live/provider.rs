@@ -60,7 +60,7 @@ impl SubagentProvider for LiveProvider {
     fn start(&mut self, spec: &Spec) -> Result<String, String> {
         if self.reviewer == Reviewer::None {
             return Err(format!(
-                "no reviewer is configured: set `reviewer` in {} (see the README, \"Use it in Claude Code\")",
+                "no reviewer is configured: set `reviewer` in {} (see docs/live-sessions.md, \"The reviewer\")",
                 self.home.join("host.json").display()
             ));
         }

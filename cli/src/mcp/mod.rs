@@ -5,6 +5,8 @@
 //! Many such processes may share one home: the plugin's writes are safe against each other.
 //! Stdout carries the protocol only; everything else goes to stderr.
 
+mod line;
+mod message;
 pub mod server;
 pub mod uris;
 pub mod wire;
@@ -87,7 +89,7 @@ pub fn run(options: Options) -> Result<()> {
     // Started inside a live reviewer (its variables are set) from the user's own MCP config, the
     // server is the reviewer's too, whatever `--session` says (as `self-evolve tool` does): its
     // writes must not pass for the user's agent's, nor escape the review's audit record.
-    let inside_reviewer = std::env::var("SELF_EVOLVE_ACTIVATION").is_ok_and(|a| !a.is_empty());
+    let inside_reviewer = crate::identity::activation().is_some();
     if inside_reviewer && let Some(session) = &options.session {
         eprintln!(
             "self-evolve: inside a reviewer (SELF_EVOLVE_ACTIVATION), so this server calls as that reviewer, not as \
@@ -100,7 +102,7 @@ pub fn run(options: Options) -> Result<()> {
         true => {
             let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
             let session = var("SELF_EVOLVE_SESSION").context("--as-reviewer needs SELF_EVOLVE_SESSION")?;
-            let activation = var("SELF_EVOLVE_ACTIVATION").context("--as-reviewer needs SELF_EVOLVE_ACTIVATION")?;
+            let activation = crate::identity::activation().context("--as-reviewer needs SELF_EVOLVE_ACTIVATION")?;
             Some((session, activation))
         }
     };
