@@ -13,16 +13,19 @@
 //! line, its whole the block through the END line; a PuTTY file's value is its first line, its
 //! whole the file. Those two are fingerprinted on their whole: every RSA key shares a BEGIN line.
 //!
-//! Owns: the rule table (`rules`), the probes (`keyed`, `shapes`), the judgements (`judge`),
-//! and the public API (`scan_secrets`, `redact_secrets`, `fingerprint`), and the list of characters
-//! that hide text from a person (`hides_text`), which the plugin and the host both render escaped. Depends on nothing of
-//! the plugin: the plugin's `library::scan` adapts its findings.
+//! Owns: the rule table (`rules`), the probes (`keyed`, `shapes`, `key_blocks`, which read with
+//! `shape_reading`), the judgements (`judge`), and the public API (`scan_secrets`,
+//! `redact_secrets`, `fingerprint`), and the list of characters that hide text from a person
+//! (`hides_text`), which the plugin and the host both render escaped. Depends on nothing of the
+//! plugin: the plugin's `library::scan` adapts its findings.
 
 mod hidden;
 mod judge;
+mod key_blocks;
 mod keyed;
 mod prefilter;
 mod rules;
+mod shape_reading;
 mod shapes;
 mod words;
 
@@ -196,8 +199,8 @@ pub struct Hit {
     pub whole: Range<usize>,
 }
 
-impl From<shapes::Found> for Hit {
-    fn from(f: shapes::Found) -> Hit {
+impl From<shape_reading::Found> for Hit {
+    fn from(f: shape_reading::Found) -> Hit {
         Hit { rule: f.rule, value: f.value, whole: f.whole }
     }
 }
@@ -218,7 +221,7 @@ fn joined(b: &[u8], start: usize) -> bool {
 
 /// A probe that reads to the end of its entry and says where it stopped; it never reads back
 /// past where the previous call of its kind stopped (the third argument).
-type LineProbe = fn(&[u8], usize, usize) -> (usize, Option<shapes::Found>);
+type LineProbe = fn(&[u8], usize, usize) -> (usize, Option<shape_reading::Found>);
 
 /// Where each kind of probe stopped reading: anchors before it were covered.
 struct Covered {
@@ -294,7 +297,7 @@ pub fn each_secret(text: &str, mut found: impl FnMut(Hit) -> ControlFlow<()>) {
                 }
                 Probe::Authorization => shapes::authorization(b, at).map(Hit::from),
                 Probe::Url => shapes::url_credentials(b, at).map(Hit::from),
-                Probe::Pem => shapes::pem(b, at).map(Hit::from),
+                Probe::Pem => key_blocks::pem(b, at).map(Hit::from),
                 Probe::Sas => {
                     let hit = shapes::azure_sas(b, at, covered.sas);
                     covered.sas = at;
@@ -307,7 +310,8 @@ pub fn each_secret(text: &str, mut found: impl FnMut(Hit) -> ControlFlow<()>) {
                     if at < *mark || joined(b, at) {
                         continue;
                     }
-                    let (reach, f) = if probe == Probe::Jwt { shapes::jwt(b, at) } else { shapes::base64_pem(b, at) };
+                    let (reach, f) =
+                        if probe == Probe::Jwt { shapes::jwt(b, at) } else { key_blocks::base64_pem(b, at) };
                     *mark = reach;
                     f.map(Hit::from)
                 }
@@ -377,7 +381,7 @@ fn token(s: &Scanner, b: &[u8], at: usize, i: usize) -> (usize, Option<Hit>) {
     // A PuTTY key file is named by its first line and redacted whole; anchors inside it are
     // covered.
     let whole_end = if rule.rule == RuleId::PuttyPrivateKey {
-        shapes::putty_end(b, end, shapes::LinePrefix::of(b, start))
+        key_blocks::putty_end(b, end, shape_reading::LinePrefix::of(b, start))
     } else {
         end
     };
