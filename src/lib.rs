@@ -10,7 +10,9 @@
 //!   `config/`, `api` (export shapes), `host` (the port), `adapter` (the only binding-aware file),
 //!   and small shared utilities (`errors`, `time`, `digest`, `rounds`, `guidance`, `visible`).
 //!
-//! Dependencies point one way: shell → engines → schedule → library → port and utilities.
+//! Dependencies point one way, floor by floor (`tools/layers` checks it): `adapter` → `plugin` →
+//! `command/` → `active` → the engines and `schedule/` side by side → `library/` → `config/`,
+//! `state_file` → the port (`host`) and the utilities.
 
 mod active;
 pub mod api;

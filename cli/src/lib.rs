@@ -12,8 +12,8 @@
 //! - the host library (`self_evolve_host`) and the plugin it loads.
 //!
 //! `tools/layers` keeps it so (`cargo test -p layers`): no two files import each other, directly
-//! or around a loop (a folder's `mod.rs` and its children included), no two folders do, and no
-//! floor uses one above it (its `PRODUCT_FLOORS` lists these floors).
+//! or around a loop (a folder's `mod.rs` and its children included), and a folder uses only
+//! folders on floors below its own (`FLOORS` in tools/layers/tests/workspace.rs, for every crate).
 
 /// `println!` for the CLI: a closed pipe (`self-evolve … | head`) ends the program quietly
 /// instead of panicking.

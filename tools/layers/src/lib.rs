@@ -103,15 +103,17 @@ fn collect(
     Ok(())
 }
 
-/// The text without comments, string literals and `#[cfg(test)]` modules.
+/// The text without comments, literals and test-only modules: what the compiler reads as code
+/// outside tests, with every comment and literal blanked (newlines kept).
 pub fn code_only(text: &str) -> String {
+    let blanked = blank_literals(text);
     let mut out = String::new();
-    let mut lines = text.lines();
+    let mut lines = blanked.lines();
     while let Some(line) = lines.next() {
         if is_test_cfg(line.trim()) {
             let mut peek = lines.clone();
             if let Some(next) = peek.next()
-                && next.trim_start().starts_with("mod ")
+                && mod_name(next).is_some()
                 && next.trim_end().ends_with('{')
             {
                 let indent = next.len() - next.trim_start().len();
@@ -124,36 +126,115 @@ pub fn code_only(text: &str) -> String {
                 continue;
             }
         }
-        let code = strip_strings(line.split("//").next().unwrap_or(""));
-        out.push_str(&code);
+        out.push_str(line);
         out.push('\n');
     }
     out
 }
 
-/// `#[cfg(test)]`, `#[cfg(all(test, unix))]` and the like: an attribute that only tests compile.
+/// `#[cfg(test)]` or `#[cfg(all(test, …))]`: an attribute only test builds compile. (`any(test,
+/// feature = …)` is compiled with the feature too, so it is read.)
 fn is_test_cfg(line: &str) -> bool {
-    line.starts_with("#[cfg(")
-        && line.ends_with(")]")
-        && line["#[cfg(".len()..].split(|c: char| !c.is_ascii_alphanumeric() && c != '_').any(|w| w == "test")
-        && !line.contains("not(test")
+    line == "#[cfg(test)]" || (line.starts_with("#[cfg(all(test,") && line.ends_with(")]"))
 }
 
-fn strip_strings(line: &str) -> String {
-    let mut out = String::new();
-    let mut in_string = false;
-    let mut escaped = false;
-    for c in line.chars() {
-        if in_string {
-            match (escaped, c) {
-                (false, '\\') => escaped = true,
-                (false, '"') => in_string = false,
-                _ => escaped = false,
+/// The module a `mod NAME;` or `mod NAME {` line declares, whatever its visibility.
+fn mod_name(line: &str) -> Option<String> {
+    let mut rest = line.trim_start();
+    if let Some(after) = rest.strip_prefix("pub") {
+        rest = after.trim_start();
+        if rest.starts_with('(') {
+            rest = rest.split_once(')').map_or("", |(_, after)| after).trim_start();
+        }
+    }
+    let name: String = rest.strip_prefix("mod ")?.trim_start().chars().take_while(|c| is_ident(*c)).collect();
+    (!name.is_empty()).then_some(name)
+}
+
+/// `text` with comments, strings (plain, raw, byte, multi-line) and char literals replaced by
+/// spaces, newlines kept, so that what they hold is never taken for a path.
+pub fn blank_literals(text: &str) -> String {
+    let c: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let blank = |out: &mut String, chars: &[char]| {
+        for ch in chars {
+            out.push(if *ch == '\n' { '\n' } else { ' ' });
+        }
+    };
+    let mut i = 0;
+    while i < c.len() {
+        let at = |k: usize| c.get(i + k).copied().unwrap_or('\0');
+        // A line comment, to the end of the line.
+        if at(0) == '/' && at(1) == '/' {
+            let end = c[i..].iter().position(|ch| *ch == '\n').map_or(c.len(), |n| i + n);
+            blank(&mut out, &c[i..end]);
+            i = end;
+        // A block comment; they nest.
+        } else if at(0) == '/' && at(1) == '*' {
+            let (mut depth, mut j) = (0usize, i);
+            while j < c.len() {
+                if c[j] == '/' && c.get(j + 1) == Some(&'*') {
+                    depth += 1;
+                    j += 2;
+                } else if c[j] == '*' && c.get(j + 1) == Some(&'/') {
+                    depth -= 1;
+                    j += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    j += 1;
+                }
             }
-        } else if c == '"' {
-            in_string = true;
+            let end = j.min(c.len());
+            blank(&mut out, &c[i..end]);
+            i = end;
+        // A raw string: r"…", r#"…"#, br#"…"# (not part of an identifier such as `bar"`).
+        } else if (at(0) == 'r' || (at(0) == 'b' && at(1) == 'r')) && (i == 0 || !is_ident(c[i - 1])) && {
+            let start = if at(0) == 'b' { i + 2 } else { i + 1 };
+            let hashes = c[start..].iter().take_while(|ch| **ch == '#').count();
+            c.get(start + hashes) == Some(&'"')
+        } {
+            let start = if at(0) == 'b' { i + 2 } else { i + 1 };
+            let hashes = c[start..].iter().take_while(|ch| **ch == '#').count();
+            let mut j = start + hashes + 1;
+            loop {
+                if j >= c.len() {
+                    break;
+                }
+                if c[j] == '"' && c[j + 1..].iter().take(hashes).filter(|ch| **ch == '#').count() == hashes {
+                    j += 1 + hashes;
+                    break;
+                }
+                j += 1;
+            }
+            let end = j.min(c.len());
+            blank(&mut out, &c[i..end]);
+            i = end;
+        // A string (and a byte string): escapes, and newlines inside.
+        } else if at(0) == '"' {
+            let mut j = i + 1;
+            while j < c.len() && c[j] != '"' {
+                j += if c[j] == '\\' { 2 } else { 1 };
+            }
+            let end = (j + 1).min(c.len());
+            blank(&mut out, &c[i..end]);
+            i = end;
+        // A char literal ('x', '\'', '\u{1F600}'); a lifetime ('a) is code.
+        } else if at(0) == '\'' && (at(1) == '\\' || (at(1) != '\'' && at(2) == '\'')) {
+            let mut j = i + 1;
+            if c[j] == '\\' {
+                j += 2;
+            }
+            while j < c.len() && c[j] != '\'' {
+                j += 1;
+            }
+            let end = (j + 1).min(c.len());
+            blank(&mut out, &c[i..end]);
+            i = end;
         } else {
-            out.push(c);
+            out.push(c[i]);
+            i += 1;
         }
     }
     out
@@ -161,16 +242,44 @@ fn strip_strings(line: &str) -> String {
 
 /// The absolute module paths `code` names, from module `here`.
 pub fn named_paths(here: &[String], code: &str) -> Vec<Vec<String>> {
+    let children: BTreeSet<String> =
+        code.lines().filter(|l| l.trim_end().ends_with(';')).filter_map(mod_name).collect();
+    // What `use` brought in by its last name (`use crate::x;` then `x::a::g()`).
+    let mut aliases = BTreeMap::new();
+    for statement in use_statements(code) {
+        for path in scan(here, &statement, &children, &BTreeMap::new()) {
+            if let Some(last) = path.last() {
+                aliases.insert(last.clone(), path.clone());
+            }
+        }
+    }
+    scan(here, code, &children, &aliases)
+}
+
+/// The text of every `use …;` statement in `code`, whatever its visibility.
+fn use_statements(code: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = code;
+    while let Some(at) = rest.find("use ") {
+        let before = rest[..at].chars().next_back();
+        let after = &rest[at..];
+        let end = after.find(';').map_or(after.len(), |n| n + 1);
+        if before.is_none_or(|c| !is_ident(c)) {
+            out.push(after[4..end].to_string());
+        }
+        rest = &after[end.min(after.len()).max(4)..];
+    }
+    out
+}
+
+fn scan(
+    here: &[String],
+    code: &str,
+    children: &BTreeSet<String>,
+    aliases: &BTreeMap<String, Vec<String>>,
+) -> Vec<Vec<String>> {
     // `super` is the parent module for `a/b.rs` ([a, b]) and `a/mod.rs` ([a]) alike.
     let parent: Vec<String> = here[..here.len().saturating_sub(1)].to_vec();
-    let children: BTreeSet<String> = code
-        .lines()
-        .filter_map(|l| {
-            let l = l.trim_start();
-            let l = l.strip_prefix("pub ").or_else(|| l.strip_prefix("pub(crate) ")).unwrap_or(l);
-            l.strip_prefix("mod ").and_then(|rest| rest.strip_suffix(';')).map(|n| n.trim().to_string())
-        })
-        .collect();
     let chars: Vec<char> = code.chars().collect();
     let mut out = Vec::new();
     let mut i = 0;
@@ -199,6 +308,7 @@ pub fn named_paths(here: &[String], code: &str) -> Vec<Vec<String>> {
                 b.push(w.to_string());
                 b
             }
+            w if aliases.contains_key(w) => aliases[w].clone(),
             _ => continue,
         };
         let (paths, next) = tail(&chars, i + 2, base);

@@ -61,3 +61,51 @@ fn test_code_comments_and_strings_are_not_imports() {
     ]);
     assert!(found.is_empty(), "{found:?}");
 }
+
+/// Each body names `crate::a::g` once after something that once hid it from the reader; `a.rs`
+/// imports `b.rs`, so each is a circle the reader must see.
+#[test]
+fn literals_never_hide_the_code_after_them() {
+    let bodies = [
+        "pub fn f() { let _ = format!(\"http://{}\", crate::a::g()); }\n",
+        "pub fn f(c: char) { if c == '\"' { crate::a::g() } }\n",
+        "pub fn f() { let _ = r#\"a\"b\"#; crate::a::g() }\n",
+        "pub fn f() { let _ = (\"one\\\n  two\", crate::a::g()); }\n",
+        "pub fn f<'a>(x: &'a str) -> &'a str { crate::a::g(); x }\n",
+        "/* a /* nested */ comment */ pub fn f() { crate::a::g() }\n",
+    ];
+    for body in bodies {
+        let found = circles(&[("lib.rs", "pub mod a;\npub mod b;\n"), ("a.rs", "use crate::b::f;\n"), ("b.rs", body)]);
+        assert_eq!(found.len(), 1, "not seen in: {body}");
+    }
+}
+
+#[test]
+fn any_visibility_of_a_child_module_and_an_alias_of_a_folder_are_followed() {
+    let found = circles(&[
+        ("lib.rs", "pub mod x;\npub mod y;\n"),
+        // `a` is declared `pub(super)`: its use from the face is seen, and so the loop.
+        ("x/mod.rs", "pub(super) mod a;\npub(in crate) mod b;\npub fn h() {}\nfn f() { a::g(); }\n"),
+        ("x/a.rs", "pub fn g() { super::h() }\n"),
+        // `y` reaches `b` only through its alias `x`.
+        ("x/b.rs", "pub fn g() { crate::y::h() }\n"),
+        ("y.rs", "use crate::x;\npub fn h() { x::b::g() }\n"),
+    ]);
+    assert_eq!(
+        found,
+        vec![
+            vec![PathBuf::from("x/a.rs"), PathBuf::from("x/mod.rs")],
+            vec![PathBuf::from("x/b.rs"), PathBuf::from("y.rs")]
+        ]
+    );
+}
+
+#[test]
+fn code_compiled_with_a_feature_is_read_even_when_tests_compile_it_too() {
+    let found = circles(&[
+        ("lib.rs", "pub mod a;\npub mod b;\n"),
+        ("a.rs", "use crate::b::Thing;\n"),
+        ("b.rs", "#[cfg(any(test, feature = \"fake\"))]\nmod fake {\n    use crate::a::g;\n}\n"),
+    ]);
+    assert_eq!(found.len(), 1, "{found:?}");
+}
