@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The demo's story: `./build.sh demo` runs it after building, and cli/tests/demo.rs runs it with
 # the test build and holds its output to examples/demo.out, so the demo prints the same story
-# every day. Usage: examples/demo.sh CLI WASM HOME (HOME: an empty folder; kept afterwards).
+# every day: every step that reads the clock runs on replay's (t = 0 is 2026-01-01T00:00:00Z).
+# Usage: examples/demo.sh CLI WASM HOME (HOME: an empty folder; kept afterwards).
 set -euo pipefail
 cd "$(dirname "$0")"
 CLI=$1 WASM=$2 HOME_DIR=$3
@@ -19,14 +20,9 @@ step "replaying session.jsonl into the demo home (gate answers: gate-replies.jso
 se replay session.jsonl --home "$HOME_DIR" --gate-replies gate-replies.json
 step "the review loop: review-loop.jsonl (lenses, falsifiers, a failed test, a fix, a verdict)"
 se replay review-loop.jsonl --home "$HOME_DIR"
-step "the library after the session"
-se skills list --home "$HOME_DIR"
-step "writes still waiting for approval"
-se skills pending --home "$HOME_DIR"
-step "what the background reviews did (/skills reviews, then one of them)"
-se skills reviews --home "$HOME_DIR"
-se skills reviews act-2 --home "$HOME_DIR"
-step "deploy-staging's kept versions (/skills log)"
-se skills log deploy-staging --home "$HOME_DIR"
+# The operator's look afterwards, on the same clock an hour after t = 0 (the CLI's `skills` would
+# run on today's date, where writes staged "on 2026-01-01" are past their 14-day life).
+step "an hour later, the operator: the library, pending writes, what the reviews did, deploy-staging's versions (operator.jsonl)"
+se replay operator.jsonl --home "$HOME_DIR"
 step "the gate's decisions (gate-stats over gates.jsonl)"
 se gate-stats "$HOME_DIR/self-evolve/gates.jsonl"

@@ -96,6 +96,9 @@ fn global_options_mean_the_same_before_or_after_the_subcommand() {
         &["skills", "list", &format!("--home={h}"), &format!("--project={p}"), &format!("--wasm={w}"), "--json"],
     ));
     assert_eq!(eq, answers[0]);
+    // `--` ends what the host takes: the words after it go to the plugin, the `--` does not.
+    let escaped = stdout(&run(&cwd, &["--wasm", w, "--home", h, "--project", p, "skills", "list", "--json", "--"]));
+    assert_eq!(escaped, answers[0]);
     // Without --project, from a folder with no project, only the user's skill.
     let user_only = stdout(&run(&cwd, &["--wasm", w, "skills", "list", "--home", h]));
     assert!(user_only.contains("user-one") && !user_only.contains("project-one"), "{user_only}");
@@ -118,7 +121,7 @@ fn an_option_a_subcommand_has_no_use_for_is_refused_and_touches_nothing() {
     let place = tempfile::tempdir().unwrap();
     let home = place.path().join("home");
     let (h, w) = (home.to_str().unwrap(), wasm());
-    let cases: [(&[&str], &str); 4] = [
+    let cases: [(&[&str], &str); 10] = [
         (&["inspect", "--json", "--home", h], "--json does not apply to `self-evolve inspect`"),
         (&["--json", "hook", "--home", h], "--json does not apply to `self-evolve hook`"),
         (&["sync", "--project", ".", "--home", h], "--project does not apply to `self-evolve sync`"),
@@ -126,6 +129,15 @@ fn an_option_a_subcommand_has_no_use_for_is_refused_and_touches_nothing() {
             &["--project", ".", "replay", "session.jsonl", "--home", h],
             "--project does not apply to `self-evolve replay`",
         ),
+        (
+            &["tool", "skill_manage", "{}", "--session", "s1", "--project", ".", "--home", h],
+            "--project does not apply to `self-evolve tool` (it applies to inspect, skills and mcp); give the session's working folder with --cwd",
+        ),
+        (&["check", ".", "--home", h], "--home does not apply to `self-evolve check`"),
+        (&["gate-stats", "g.jsonl", "--home", h], "--home does not apply to `self-evolve gate-stats`"),
+        (&["skills", "list", "--home"], "--home needs a folder: `self-evolve skills list --home ~/.dsh`"),
+        (&["skills", "list", "--home="], "--home needs a folder"),
+        (&["skills", "list", "--project="], "--project needs a folder"),
     ];
     for (args, message) in cases {
         let out = cli(place.path()).arg("--wasm").arg(&w).args(args).output().unwrap();

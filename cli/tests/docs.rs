@@ -1,7 +1,9 @@
 //! Runnable docs: every ```sh block of README.md and docs/*.md is run, block by block in page
 //! order, in one temporary folder per page (a copy of examples/), with HOME set to a temporary
-//! folder and this build's `self-evolve` first on PATH. A ```sh no-run block is shown only, and
-//! may hold no command of our own CLI: every `self-evolve` command the docs show is run here.
+//! folder and this build's `self-evolve` first on PATH. A ```sh exit=N block shows a refusal: it
+//! must exit with N (it stops at its first failing command). A ```sh no-run block is shown only,
+//! and may hold no command of our own CLI: every `self-evolve` command the docs show is run here.
+//! Other shell fences (bash, shell, console, zsh) are refused, so nothing escapes the two rules.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -82,7 +84,33 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// The exit status a runnable block must end with: 0 for ```sh, N for ```sh exit=N; `None` for
+/// any other block.
+fn expected_exit(info: &str) -> Option<i32> {
+    match info {
+        "sh" => Some(0),
+        _ => info.strip_prefix("sh exit=").and_then(|n| n.parse().ok()),
+    }
+}
+
+/// Where a shell line runs `self-evolve` itself: at its start or after `|`, `&&`, `||`, `;`, `$(`
+/// or a backquote (not as an argument to another tool, as in `claude mcp add … -- self-evolve mcp`).
+fn runs_ours(line: &str) -> bool {
+    let mut rest = line.trim_start();
+    loop {
+        if rest.starts_with("self-evolve ") || rest == "self-evolve" {
+            return true;
+        }
+        let next = ["|", "&&", ";", "$(", "`"].iter().filter_map(|sep| rest.find(sep).map(|at| at + sep.len())).min();
+        match next {
+            Some(at) => rest = rest[at..].trim_start_matches(['|', '&']).trim_start(),
+            None => return false,
+        }
+    }
+}
+
 fn run_block(page: &Path, block: &Block, work: &Path, home: &Path, cache: &Path) {
+    let expected = expected_exit(&block.info).unwrap_or(0);
     let bin = Path::new(env!("CARGO_BIN_EXE_self-evolve"));
     let path = format!("{}:{}", bin.parent().unwrap().display(), std::env::var("PATH").unwrap_or_default());
     let script = format!("set -euo pipefail\n{}", block.body);
@@ -117,7 +145,7 @@ fn run_block(page: &Path, block: &Block, work: &Path, home: &Path, cache: &Path)
         }
         std::thread::sleep(Duration::from_millis(20));
     };
-    if status.is_some_and(|s| s.success()) {
+    if status.is_some_and(|s| s.code() == Some(expected)) {
         return;
     }
     let stdout = std::fs::read_to_string(&stdout_path).unwrap_or_default();
@@ -127,7 +155,7 @@ fn run_block(page: &Path, block: &Block, work: &Path, home: &Path, cache: &Path)
         lines[lines.len().saturating_sub(20)..].join("\n")
     };
     let how = match status {
-        Some(s) => format!("exited with {s}"),
+        Some(s) => format!("exited with {s} (expected {expected})"),
         None => format!("ran past {} s", BLOCK_DEADLINE.as_secs()),
     };
     panic!(
@@ -144,9 +172,11 @@ fn no_run_blocks_hold_no_command_of_ours() {
     for page in pages() {
         let text = std::fs::read_to_string(&page).unwrap();
         for block in blocks(&text) {
-            if block.info.starts_with("sh") && block.info != "sh" && block.info != "sh no-run" {
+            let word = block.info.split_whitespace().next().unwrap_or("");
+            let shell = ["sh", "bash", "shell", "console", "zsh", "shell-session"].contains(&word);
+            if shell && expected_exit(&block.info).is_none() && block.info != "sh no-run" {
                 bad.push(format!(
-                    "{}:{}: unknown info string `{}` (use `sh` or `sh no-run`)",
+                    "{}:{}: unknown info string `{}` (use `sh`, `sh exit=N` or `sh no-run`)",
                     rel(&page),
                     block.line,
                     block.info
@@ -156,7 +186,7 @@ fn no_run_blocks_hold_no_command_of_ours() {
                 continue;
             }
             for (i, line) in block.body.lines().enumerate() {
-                if line.trim_start().starts_with("self-evolve ") {
+                if runs_ours(line) {
                     bad.push(format!(
                         "{}:{}: `{}` is in a no-run block; put our own commands in a runnable ```sh block",
                         rel(&page),
@@ -177,7 +207,7 @@ fn every_sh_block_runs() {
     let mut ran = 0;
     for page in pages() {
         let text = std::fs::read_to_string(&page).unwrap();
-        let runnable: Vec<Block> = blocks(&text).into_iter().filter(|b| b.info == "sh").collect();
+        let runnable: Vec<Block> = blocks(&text).into_iter().filter(|b| expected_exit(&b.info).is_some()).collect();
         if runnable.is_empty() {
             continue;
         }
@@ -192,4 +222,24 @@ fn every_sh_block_runs() {
         }
     }
     assert!(ran >= AT_LEAST_RUNNABLE, "only {ran} runnable sh blocks found; expected at least {AT_LEAST_RUNNABLE}");
+}
+
+#[test]
+fn our_commands_are_found_wherever_a_shell_line_runs_them() {
+    for line in [
+        "self-evolve mcp",
+        "  self-evolve skills list",
+        "cd x && self-evolve check .",
+        "echo {} | self-evolve event",
+        "x=$(self-evolve config --defaults)",
+    ] {
+        assert!(runs_ours(line), "{line}");
+    }
+    for line in [
+        "claude mcp add self-evolve -- self-evolve mcp",
+        "cargo install --path cli",
+        "gemini mcp add self-evolve self-evolve mcp",
+    ] {
+        assert!(!runs_ours(line), "{line}");
+    }
 }

@@ -205,15 +205,20 @@ pub fn parse(args: Vec<std::ffi::OsString>) -> std::result::Result<Cli, ExitCode
 pub fn take_globals(cli: &mut Cli) -> Result<()> {
     let Command::Skills { args } = &mut cli.command else { return Ok(()) };
     let mut i = 0;
-    while i < args.len() && args[i] != "--" {
+    while i < args.len() {
+        if args[i] == "--" {
+            // The escape: what follows goes to the plugin as it is, and the `--` with it not.
+            args.remove(i);
+            break;
+        }
         let (name, value) = match args[i].split_once('=') {
             Some((name, value)) => (name.to_string(), Some(value.to_string())),
             None => (args[i].clone(), None),
         };
-        let slot = match name.as_str() {
-            "--home" => &mut cli.home,
-            "--wasm" => &mut cli.wasm,
-            "--project" => &mut cli.project,
+        let (slot, what) = match name.as_str() {
+            "--home" => (&mut cli.home, "a folder: `self-evolve skills list --home ~/.dsh`"),
+            "--wasm" => (&mut cli.wasm, "a component file: `self-evolve skills list --wasm dist/self-evolve.wasm`"),
+            "--project" => (&mut cli.project, "a folder: `self-evolve skills list --project .`"),
             _ => {
                 i += 1;
                 continue;
@@ -222,13 +227,11 @@ pub fn take_globals(cli: &mut Cli) -> Result<()> {
         let value = match value {
             Some(value) => value,
             None => {
-                anyhow::ensure!(
-                    i + 1 < args.len(),
-                    "{name} needs a folder or file: `self-evolve skills list {name} PATH`"
-                );
+                anyhow::ensure!(i + 1 < args.len(), "{name} needs {what}");
                 args.remove(i + 1)
             }
         };
+        anyhow::ensure!(!value.is_empty(), "{name} needs {what}");
         *slot = Some(PathBuf::from(value));
         args.remove(i);
     }
@@ -253,12 +256,21 @@ pub fn applies(cli: &Cli) -> Result<()> {
     };
     // `event`, `tool` and `config` answer in JSON already; `--json` changes nothing there.
     let takes_json = !matches!(name, "inspect" | "mcp" | "hook" | "reviewer-run");
-    let takes_project = matches!(name, "inspect" | "skills" | "mcp" | "event" | "tool");
+    // The project scope is a folder's `.dsh/skills` exactly; `tool` and `event` find theirs from
+    // the session's working folder (`--cwd`), as a harness's calls do.
+    let takes_project = matches!(name, "inspect" | "skills" | "mcp");
+    // These read only the files named on their command line.
+    let takes_home = !matches!(name, "check" | "gate-stats" | "config");
     if cli.json && !takes_json {
         bail!("--json does not apply to `self-evolve {name}` (see `self-evolve {name} --help`)");
     }
     if cli.project.is_some() && !takes_project {
-        bail!("--project does not apply to `self-evolve {name}` (it applies to inspect, skills, mcp, event and tool)");
+        let instead =
+            if matches!(name, "tool" | "event") { "; give the session's working folder with --cwd" } else { "" };
+        bail!("--project does not apply to `self-evolve {name}` (it applies to inspect, skills and mcp){instead}");
+    }
+    if cli.home.is_some() && !takes_home {
+        bail!("--home does not apply to `self-evolve {name}`: it reads only the files named on its command line");
     }
     Ok(())
 }

@@ -75,7 +75,7 @@ fn run(mut cli: Cli) -> Result<ExitCode> {
         }
         Command::Event { cwd } => {
             let home = absolute(home.unwrap_or_else(home::default_home));
-            let cwd = match cwd.or(project) {
+            let cwd = match cwd {
                 Some(cwd) => cwd,
                 None => std::env::current_dir().context("the working directory")?,
             };
@@ -87,7 +87,7 @@ fn run(mut cli: Cli) -> Result<ExitCode> {
         }
         Command::Tool { name, args, session, agent, cwd } => {
             let home = absolute(home.unwrap_or_else(home::default_home));
-            let cwd = match cwd.or(project) {
+            let cwd = match cwd {
                 Some(cwd) => cwd,
                 None => std::env::current_dir().context("the working directory")?,
             };
