@@ -4,7 +4,7 @@
 // `self-evolve replay --json`. With `restartEachEvent` (`--restart-each-event`) a fresh instance
 // is started before every event after the first, as a process per event (hooks) would: the
 // decisions must be the same (session state lives in the state root).
-import { openSync, readSync, closeSync, mkdirSync } from 'node:fs';
+import { openSync, readSync, closeSync, mkdirSync, realpathSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import * as path from 'node:path';
@@ -263,6 +263,12 @@ async function main(argv) {
   return 0;
 }
 
-if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+/** Whether this file is the program node runs: also through npm's bin link (a symlink to it). */
+function isMain() {
+  if (!process.argv[1]) return false;
+  try { return realpathSync(process.argv[1]) === realpathSync(fileURLToPath(import.meta.url)); } catch { return false; }
+}
+
+if (isMain()) {
   main(process.argv.slice(2)).then((code) => { process.exitCode = code; }, (e) => { process.stderr.write(`self-evolve-node: ${e.message}\n`); process.exitCode = 1; });
 }
