@@ -4,7 +4,7 @@
 use crate::caps::{fs as fscap, http as httpcap, log as logcap, subagent as subcap};
 use crate::state::HostState;
 
-wasmtime::component::bindgen!({ world: "plugin", path: "../wit" });
+wasmtime::component::bindgen!({ world: "plugin", path: "wit" });
 
 pub use self::self_evolve::plugin::{clock, fs, http, log, subagent, types};
 pub use exports::self_evolve::plugin::{catalog, checker, events, lifecycle, review_loop, tools};
