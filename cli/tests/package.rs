@@ -41,6 +41,26 @@ fn target_dir() -> PathBuf {
     exe.ancestors().nth(3).expect("target/<profile>/deps").to_path_buf()
 }
 
+/// The workspace's `[profile.dev.package.NAME] opt-level = N` overrides as `--config` flags: an
+/// install outside the workspace would not see them, and would build those crates again.
+fn workspace_profile() -> Vec<String> {
+    let manifest = std::fs::read_to_string(repo().join("Cargo.toml")).unwrap();
+    let mut flags = Vec::new();
+    let mut package = None;
+    for line in manifest.lines() {
+        if let Some(name) = line.strip_prefix("[profile.dev.package.").and_then(|l| l.strip_suffix(']')) {
+            package = Some(name.to_string());
+        } else if line.starts_with('[') {
+            package = None;
+        } else if let (Some(name), Some(level)) = (&package, line.strip_prefix("opt-level = ")) {
+            flags.push("--config".to_string());
+            flags.push(format!("profile.dev.package.{name}.opt-level={level}"));
+        }
+    }
+    assert!(!flags.is_empty(), "the workspace's dev profile overrides were not found");
+    flags
+}
+
 #[test]
 fn the_packaged_crate_installs_a_binary_with_the_component_embedded() {
     let dist = std::fs::read(repo().join("dist/self-evolve.wasm")).expect("dist/self-evolve.wasm: run ./build.sh");
@@ -92,7 +112,8 @@ fn the_packaged_crate_installs_a_binary_with_the_component_embedded() {
         .env("CARGO_TARGET_DIR", place.path().join("install-target"))
         .args(["install", "--debug", "--offline", "--locked", "--path", "self-evolve-0.1.0", "--root"])
         .arg(&root)
-        .args(["--config", &patch("self-evolve-host"), "--config", &patch("self-evolve-scan")]));
+        .args(["--config", &patch("self-evolve-host"), "--config", &patch("self-evolve-scan")])
+        .args(workspace_profile()));
 
     let empty = place.path().join("empty");
     std::fs::create_dir_all(&empty).unwrap();
