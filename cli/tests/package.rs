@@ -4,7 +4,7 @@
 //! says "embedded", the same bytes ./build.sh made. The install builds in this workspace's build
 //! dir (CARGO_BUILD_BUILD_DIR), so it compiles the three crates, not wasmtime again.
 
-use sha2::{Digest, Sha256};
+use self_evolve_plugin::digest::sha256_hex as sha256;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -16,7 +16,7 @@ fn cargo() -> Command {
     let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
     for (key, _) in std::env::vars() {
         // What the outer `cargo test` set for this test binary is not the inner cargo's.
-        if key.starts_with("CARGO_") && key != "CARGO_HOME" || key.starts_with("SELF_EVOLVE_") || key == "RUSTFLAGS" {
+        if (key.starts_with("CARGO_") && key != "CARGO_HOME") || key.starts_with("SELF_EVOLVE_") || key == "RUSTFLAGS" {
             cmd.env_remove(key);
         }
     }
@@ -28,10 +28,6 @@ fn run(cmd: &mut Command) -> String {
     let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success(), "{cmd:?} failed:\n{text}");
     text
-}
-
-fn sha256(bytes: &[u8]) -> String {
-    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The workspace's target dir, where the outer build put everything the install reuses.

@@ -5,6 +5,7 @@
 //! debris of dead writes are never served files. Every file comes with its size and sha256 so a
 //! client can verify what it reads. Read-only: the one write path stays `skill_manage`.
 
+use crate::digest::sha256_hex;
 use crate::errors::ToolError;
 use crate::host::Host;
 use crate::library::storage::frontmatter::Value;
@@ -247,11 +248,6 @@ fn serve_servable(store: &Store<impl Host>, location: &Location, servable: Serva
         frontmatter_json: frontmatter,
         files,
     })
-}
-
-fn sha256_hex(bytes: &[u8]) -> String {
-    use sha2::{Digest, Sha256};
-    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// A frontmatter value as JSON: a plain scalar is read as YAML 1.2's core schema reads it (null,

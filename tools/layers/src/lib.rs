@@ -189,26 +189,8 @@ pub fn blank_literals(text: &str) -> String {
             let end = j.min(c.len());
             blank(&mut out, &c[i..end]);
             i = end;
-        // A raw string: r"…", r#"…"#, br#"…"# (not part of an identifier such as `bar"`).
-        } else if (at(0) == 'r' || (at(0) == 'b' && at(1) == 'r')) && (i == 0 || !is_ident(c[i - 1])) && {
-            let start = if at(0) == 'b' { i + 2 } else { i + 1 };
-            let hashes = c[start..].iter().take_while(|ch| **ch == '#').count();
-            c.get(start + hashes) == Some(&'"')
-        } {
-            let start = if at(0) == 'b' { i + 2 } else { i + 1 };
-            let hashes = c[start..].iter().take_while(|ch| **ch == '#').count();
-            let mut j = start + hashes + 1;
-            loop {
-                if j >= c.len() {
-                    break;
-                }
-                if c[j] == '"' && c[j + 1..].iter().take(hashes).filter(|ch| **ch == '#').count() == hashes {
-                    j += 1 + hashes;
-                    break;
-                }
-                j += 1;
-            }
-            let end = j.min(c.len());
+        // A raw string: r"…", r#"…"#, br#"…"#.
+        } else if let Some(end) = raw_string_end(&c, i) {
             blank(&mut out, &c[i..end]);
             i = end;
         // A string (and a byte string): escapes, and newlines inside.
@@ -240,6 +222,26 @@ pub fn blank_literals(text: &str) -> String {
     out
 }
 
+/// Where the raw string opening at `i` ends (just past its closing `"` and hashes, or the text's
+/// end), or `None` when none opens there (an `r` inside an identifier such as `bar"` opens none).
+fn raw_string_end(c: &[char], i: usize) -> Option<usize> {
+    if i > 0 && is_ident(c[i - 1]) {
+        return None;
+    }
+    let start = match (c.get(i), c.get(i + 1)) {
+        (Some('r'), _) => i + 1,
+        (Some('b'), Some('r')) => i + 2,
+        _ => return None,
+    };
+    let hashes = c[start..].iter().take_while(|ch| **ch == '#').count();
+    if c.get(start + hashes) != Some(&'"') {
+        return None;
+    }
+    let closes = |j: usize| c[j] == '"' && c[j + 1..].iter().take_while(|ch| **ch == '#').count() >= hashes;
+    let close = (start + hashes + 1..c.len()).find(|j| closes(*j));
+    Some(close.map_or(c.len(), |j| j + 1 + hashes))
+}
+
 /// The absolute module paths `code` names, from module `here`.
 pub fn named_paths(here: &[String], code: &str) -> Vec<Vec<String>> {
     let children: BTreeSet<String> =
@@ -261,13 +263,15 @@ fn use_statements(code: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut rest = code;
     while let Some(at) = rest.find("use ") {
-        let before = rest[..at].chars().next_back();
         let after = &rest[at..];
-        let end = after.find(';').map_or(after.len(), |n| n + 1);
-        if before.is_none_or(|c| !is_ident(c)) {
-            out.push(after[4..end].to_string());
+        if rest[..at].chars().next_back().is_some_and(is_ident) {
+            // `reuse `, `fuse `: a word that ends in "use", not a statement.
+            rest = &after[4..];
+            continue;
         }
-        rest = &after[end.min(after.len()).max(4)..];
+        let end = after.find(';').map_or(after.len(), |n| n + 1);
+        out.push(after[4..end].to_string());
+        rest = &after[end..];
     }
     out
 }

@@ -89,7 +89,7 @@ fn any_visibility_of_a_child_module_and_an_alias_of_a_folder_are_followed() {
         ("x/a.rs", "pub fn g() { super::h() }\n"),
         // `y` reaches `b` only through its alias `x`.
         ("x/b.rs", "pub fn g() { crate::y::h() }\n"),
-        ("y.rs", "use crate::x;\npub fn h() { x::b::g() }\n"),
+        ("y.rs", "fn reuse() {}\nuse crate::x;\npub fn h() { x::b::g() }\n"),
     ]);
     assert_eq!(
         found,
