@@ -38,6 +38,7 @@ pub mod check;
 pub mod events;
 pub mod git;
 pub mod live;
+pub mod setup;
 pub mod team;
 // The home.
 pub mod component;

@@ -1,0 +1,5 @@
+//! `self-evolve setup HARNESS`: (to be written)
+pub mod jsonc;
+pub mod toml;
+pub mod value;
+pub mod yaml;
