@@ -24,8 +24,9 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub json: bool,
     /// The project whose `.dsh/skills` is the project scope (default: the nearest folder holding
-    /// .git or .dsh above the working directory). Accepted before or after the subcommand.
-    #[arg(long, global = true)]
+    /// .git or .dsh above the working directory). Accepted before or after the subcommand. For
+    /// `setup`, the project whose files get the entries (`--project` alone: the current folder).
+    #[arg(long, global = true, num_args = 0..=1, default_missing_value = ".")]
     pub project: Option<PathBuf>,
     #[command(subcommand)]
     pub command: Command,
@@ -121,6 +122,9 @@ pub enum Command {
         /// The Codex notification (with --codex).
         #[arg(requires = "codex")]
         payload: Option<String>,
+        /// Whose hook event is on stdin: claude (the default), codex, gemini or cursor.
+        #[arg(long, conflicts_with = "codex", value_parser = ["claude", "codex", "gemini", "cursor"])]
+        harness: Option<String>,
     },
     /// Handle events in the replay line format (one JSON object per line on stdin), on the system
     /// clock; prints each decision as a JSON line. For harnesses that are not Claude Code.
@@ -156,6 +160,28 @@ pub enum Command {
     #[command(after_help = r#"Example:
   self-evolve sync --home ~/.dsh --json"#)]
     Sync,
+    /// Put self-evolve into an agent harness: its MCP server entry and hook handlers, merged into
+    /// the harness's own config files (keys, comments and order kept; the old file backed up;
+    /// the diff printed), plus the home and a host.json whose reviewer fits the harness.
+    /// A second run changes nothing; --remove takes out exactly what setup put in.
+    #[command(after_help = r#"Harnesses: claude, codex, gemini, cursor, hermes.
+Examples:
+  self-evolve setup claude                 (~/.claude.json and ~/.claude/settings.json)
+  self-evolve setup codex --project        (.codex/ in the current folder)
+  self-evolve setup gemini --dry-run       (print the diff, write nothing)
+  self-evolve setup cursor --remove"#)]
+    Setup {
+        harness: String,
+        /// The user's own config (the default), for every project.
+        #[arg(long, conflicts_with = "project")]
+        user: bool,
+        /// Print what would change; write nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Take out what setup put in (the home is kept).
+        #[arg(long)]
+        remove: bool,
+    },
     /// Runs one live reviewer to completion (started detached by the reviewer provider).
     #[command(hide = true)]
     ReviewerRun {
@@ -253,12 +279,13 @@ pub fn applies(cli: &Cli) -> Result<()> {
         Command::Sync => "sync",
         Command::ReviewerRun { .. } => "reviewer-run",
         Command::Config { .. } => "config",
+        Command::Setup { .. } => "setup",
     };
     // `event`, `tool` and `config` answer in JSON already; `--json` changes nothing there.
     let takes_json = !matches!(name, "inspect" | "mcp" | "hook" | "reviewer-run");
     // The project scope is a folder's `.dsh/skills` exactly; `tool` and `event` find theirs from
     // the session's working folder (`--cwd`), as a harness's calls do.
-    let takes_project = matches!(name, "inspect" | "skills" | "mcp");
+    let takes_project = matches!(name, "inspect" | "skills" | "mcp" | "setup");
     // These read only the files named on their command line.
     let takes_home = !matches!(name, "check" | "gate-stats" | "config");
     if cli.json && !takes_json {
@@ -267,7 +294,9 @@ pub fn applies(cli: &Cli) -> Result<()> {
     if cli.project.is_some() && !takes_project {
         let instead =
             if matches!(name, "tool" | "event") { "; give the session's working folder with --cwd" } else { "" };
-        bail!("--project does not apply to `self-evolve {name}` (it applies to inspect, skills and mcp){instead}");
+        bail!(
+            "--project does not apply to `self-evolve {name}` (it applies to inspect, skills, mcp and setup){instead}"
+        );
     }
     if cli.home.is_some() && !takes_home {
         bail!("--home does not apply to `self-evolve {name}`: it reads only the files named on its command line");

@@ -8,6 +8,7 @@ pub mod gate_stats;
 mod inspect;
 mod narrate;
 pub mod replay;
+mod setup;
 mod sync;
 mod tool;
 
@@ -68,7 +69,24 @@ fn run(mut cli: Cli) -> Result<ExitCode> {
             crate::mcp::run(crate::mcp::Options { home, project, session, as_reviewer, wasm })?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Hook { codex, payload } => {
+        Command::Setup { harness, user: _, dry_run, remove } => {
+            let harness = crate::setup::harness_named(&harness)?;
+            let home = absolute(home.unwrap_or_else(home::default_home));
+            let binary = std::env::current_exe().context("finding this binary")?;
+            let binary = std::fs::canonicalize(&binary).unwrap_or(binary);
+            let options = crate::setup::Options {
+                harness,
+                project,
+                home_named: crate::setup::home_is_named(&home),
+                home,
+                binary,
+                places: crate::setup::harness::Places::from_env(),
+                dry_run,
+                remove,
+            };
+            setup::run(&options, json)
+        }
+        Command::Hook { codex, payload, harness: _ } => {
             let payload = if codex { Some(payload.unwrap_or_default()) } else { None };
             crate::hook::main(&absolute(home.unwrap_or_else(home::default_home)), &wasm, payload);
             Ok(ExitCode::SUCCESS)

@@ -31,7 +31,8 @@ pub struct Hook {
 }
 
 impl JsonDoc {
-    /// `comments`: the harness reads comments and trailing commas (JSONC); else strict JSON.
+    /// `comments`: the harness reads comments (JSONC: strip the comments, then JSON); else strict
+    /// JSON. Trailing commas are refused in both, as the harnesses' parsers refuse them.
     pub fn parse(text: &str, comments: bool) -> Result<JsonDoc> {
         let text = if text.trim().is_empty() { "{}\n" } else { text };
         if !comments && let Err(err) = serde_json::from_str::<Value>(text) {
@@ -39,7 +40,7 @@ impl JsonDoc {
         }
         let options = ParseOptions {
             allow_comments: comments,
-            allow_trailing_commas: comments,
+            allow_trailing_commas: false,
             allow_loose_object_property_names: false,
             allow_missing_commas: false,
             allow_single_quoted_strings: false,
@@ -143,6 +144,15 @@ impl JsonDoc {
             }
         }
         Ok(changed)
+    }
+
+    /// Sets top-level `key` to `value` when the file has no such key; leaves it as it is otherwise.
+    pub fn set_default(&self, key: &str, value: &V) -> Result<()> {
+        let top = self.top();
+        if top.get(key).is_none() {
+            top.append(key, to_cst(value));
+        }
+        Ok(())
     }
 
     /// Removes `path.name`, then every object on `path` that this left empty.

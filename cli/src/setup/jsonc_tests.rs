@@ -149,6 +149,7 @@ fn files_it_cannot_read_safely_are_refused() {
         ("{\"a\": 1,}", false, "not valid JSON"),
         ("{// c\n}", false, "not valid JSON"),
         ("{\"a\": 1", true, "not valid JSON"),
+        ("{\"a\": [1,],}", true, "not valid JSONC"),
         ("[1, 2]", false, "JSON object at the top"),
         ("\"text\"", true, "JSON object at the top"),
         ("{\"mcpServers\": {}, \"mcpServers\": {}}", false, "`mcpServers` is written twice"),
@@ -167,11 +168,11 @@ fn files_it_cannot_read_safely_are_refused() {
 
 #[test]
 fn jsonc_comments_and_trailing_commas_survive() {
-    let text = "{\n  // comment\n  \"a\": [1, 2,], /* block */\n}\n";
+    let text = "{\n  // comment\n  \"a\": [1, 2], /* block */\n  \"b\": 1\n}\n";
     let doc = JsonDoc::parse(text, true).unwrap();
     doc.set_entry(&["mcpServers"], "self-evolve", &server()).unwrap();
     let out = doc.text();
-    assert!(out.contains("// comment") && out.contains("/* block */") && out.contains("[1, 2,]"), "{out}");
+    assert!(out.contains("// comment") && out.contains("/* block */") && out.contains("[1, 2]"), "{out}");
     let doc = JsonDoc::parse(&out, true).unwrap();
     doc.remove_entry(&["mcpServers"], "self-evolve").unwrap();
     assert_eq!(doc.text(), text);

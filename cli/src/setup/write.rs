@@ -1,0 +1,112 @@
+//! How setup touches the disk: the file a config path really names (a dotfiles link is followed,
+//! never replaced), the diff it prints (credentials in a neighbour's entry redacted, hidden
+//! characters shown), a backup that never overwrites an older one, and an atomic replace that
+//! refuses when someone changed the file since it was read.
+
+use anyhow::{Context, Result, bail};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// The file `path` names: a symbolic link is followed to its target, so a config kept in a
+/// dotfiles folder is edited there and the link stays a link.
+pub fn target(path: &Path) -> Result<PathBuf> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => {
+            std::fs::canonicalize(path).with_context(|| format!("{} is a link to nothing", path.display()))
+        }
+        _ => Ok(path.to_path_buf()),
+    }
+}
+
+/// A unified diff of the change, for a person: credentials redacted, hidden characters visible.
+pub fn diff(path: &Path, before: Option<&str>, after: Option<&str>) -> String {
+    if before == after {
+        return String::new();
+    }
+    let shown = path.display().to_string();
+    let old = if before.is_some() { shown.clone() } else { "/dev/null".to_string() };
+    let new = if after.is_some() { shown } else { "/dev/null".to_string() };
+    let text = similar::TextDiff::from_lines(before.unwrap_or(""), after.unwrap_or(""))
+        .unified_diff()
+        .context_radius(3)
+        .header(&old, &new)
+        .to_string();
+    let text = self_evolve_scan::redact_secrets(&text).unwrap_or(text);
+    self_evolve_host::text::visible_lines(&text)
+}
+
+/// Writes `after` at `path` (or removes the file when `None`), having checked that it still holds
+/// `before`, and backs `before` up first. Returns the backup's path.
+pub fn replace(path: &Path, before: Option<&str>, after: Option<&str>) -> Result<Option<PathBuf>> {
+    let now = crate::home::files::read_config(path, super::MAX_CONFIG_BYTES)?;
+    if now.as_deref() != before.map(str::as_bytes) {
+        bail!("{} changed while setup ran; nothing more was written — run setup again", path.display());
+    }
+    let backup = match before {
+        Some(before) => Some(back_up(path, before)?),
+        None => None,
+    };
+    match after {
+        None => std::fs::remove_file(path).with_context(|| format!("removing {}", path.display()))?,
+        Some(after) => write_atomic(path, after.as_bytes())?,
+    }
+    Ok(backup)
+}
+
+/// `<file>.before-self-evolve`, or `.2`, `.3`, … when that exists: an earlier backup (the file
+/// before the first setup) is never overwritten. Created exclusively, with the file's permissions.
+fn back_up(path: &Path, bytes: &str) -> Result<PathBuf> {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    for n in 1..1000 {
+        let suffix = if n == 1 { String::new() } else { format!(".{n}") };
+        let backup = path.with_file_name(format!("{name}.before-self-evolve{suffix}"));
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(mode_of(path).unwrap_or(0o600));
+        }
+        match options.open(&backup) {
+            Ok(mut file) => {
+                file.write_all(bytes.as_bytes()).with_context(|| format!("writing {}", backup.display()))?;
+                return Ok(backup);
+            }
+            Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(err) => return Err(err).with_context(|| format!("backing up to {}", backup.display())),
+        }
+    }
+    bail!("{} has 999 backups beside it; remove some, then run setup again", path.display())
+}
+
+#[cfg(unix)]
+fn mode_of(path: &Path) -> Option<u32> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).ok().map(|m| m.permissions().mode() & 0o7777)
+}
+
+/// A temporary file beside `path`, synced, then renamed over it: a reader sees the old file or
+/// the new one, never half. The new file keeps the old one's permissions (`~/.claude.json` is
+/// private).
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let temp = dir.join(format!(".{name}.self-evolve-{}", std::process::id()));
+    let result = (|| {
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(mode_of(path).unwrap_or(0o644));
+        }
+        let mut file = options.open(&temp).with_context(|| format!("creating {}", temp.display()))?;
+        file.write_all(bytes).and_then(|()| file.sync_all()).with_context(|| format!("writing {}", temp.display()))?;
+        std::fs::rename(&temp, path).with_context(|| format!("replacing {}", path.display()))
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    result
+}
