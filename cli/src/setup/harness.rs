@@ -213,8 +213,14 @@ pub fn plan(harness: Harness, project: Option<&Path>, places: &Places, launch: &
             ]
         }
         Harness::Gemini => {
-            // Milliseconds here.
-            let h = handler(Some(30_000));
+            // Milliseconds here; Gemini CLI names a hook in its `/hooks` list and drops a second
+            // copy with the same name and command.
+            let h = V::map(vec![
+                ("name", V::str("self-evolve")),
+                ("type", V::str("command")),
+                ("command", V::str(launch.hook_command(harness))),
+                ("timeout", V::Int(30_000)),
+            ]);
             let hooks = vec![
                 hook("BeforeAgent", None, &h),
                 hook("AfterTool", None, &h),
@@ -246,9 +252,10 @@ pub fn plan(harness: Harness, project: Option<&Path>, places: &Places, launch: &
                 None => home.join(".cursor"),
             };
             vec![
+                // Cursor's own example carries a `//` comment (its hooks.json may not hold one).
                 FilePlan {
                     path: dir.join("mcp.json"),
-                    format: Format::Json,
+                    format: Format::Jsonc,
                     changes: vec![Change::Entry {
                         path: vec!["mcpServers"],
                         name: "self-evolve",
@@ -280,7 +287,7 @@ pub fn plan(harness: Harness, project: Option<&Path>, places: &Places, launch: &
     }
 }
 
-/// The reviewer `host.json` gets for this harness, when it has a CLI that can run one.
+/// The reviewer `host.json` gets for this harness (`none` when it has no CLI that can run one).
 pub fn reviewer(harness: Harness, launch: &Launch, reviewer_mcp: &Path) -> Option<V> {
     let mut mcp_args = launch.args(&["mcp", "--as-reviewer"]);
     match harness {
@@ -329,7 +336,9 @@ pub fn reviewer(harness: Harness, launch: &Launch, reviewer_mcp: &Path) -> Optio
                 ("timeoutMs", V::Int(300_000)),
             ]))
         }
-        Harness::Gemini | Harness::Cursor | Harness::Hermes => None,
+        // No CLI of theirs runs a forked review here: reviews that come due are logged as refused
+        // until the operator names one (an `openai` endpoint, or a `command`).
+        Harness::Gemini | Harness::Cursor | Harness::Hermes => Some(V::map(vec![("provider", V::str("none"))])),
     }
 }
 

@@ -52,6 +52,11 @@ const MAX_CONFIG_BYTES: u64 = 32 << 20;
 
 /// Plans, checks and (unless `dry_run`) writes; the outcomes are in file order.
 pub fn run(options: &Options) -> Result<Vec<FileOutcome>> {
+    if options.harness == Harness::Hermes && options.project.is_some() {
+        bail!(
+            "Hermes reads MCP servers only from its own config.yaml (~/.hermes, or $HERMES_HOME): run `self-evolve setup hermes` without --project"
+        );
+    }
     let launch = Launch { binary: options.binary.clone(), home: options.home_named.then(|| options.home.clone()) };
     let mut plans = harness::plan(options.harness, options.project.as_deref(), &options.places, &launch);
     if !options.remove {
@@ -97,9 +102,7 @@ pub fn run(options: &Options) -> Result<Vec<FileOutcome>> {
 /// Claude Code, the MCP config its reviewer loads.
 fn home_plans(options: &Options, launch: &Launch) -> Vec<FilePlan> {
     let reviewer_mcp = options.home.join("reviewer-mcp.json");
-    let Some(reviewer) = harness::reviewer(options.harness, launch, &reviewer_mcp) else {
-        return vec![FilePlan { path: options.home.join("host.json"), format: Format::Json, changes: Vec::new() }];
-    };
+    let Some(reviewer) = harness::reviewer(options.harness, launch, &reviewer_mcp) else { return Vec::new() };
     let mut plans = vec![FilePlan {
         path: options.home.join("host.json"),
         format: Format::Json,
@@ -124,7 +127,24 @@ fn edit_file(plan: &FilePlan, remove: bool) -> Result<Edit> {
         Some(bytes) => Some(String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("it is not UTF-8 text"))?),
         None => None,
     };
-    let text = before.clone().unwrap_or_default();
+    let mut after = apply(plan, before.as_deref(), remove)?;
+    // Removing what setup wrote where the file is still exactly what setup made of its backup:
+    // the backup is the file without us, to the byte (a one-line list setup had to spread over
+    // lines comes back on one line).
+    if remove
+        && let Some(before) = &before
+        && let Some(backup) = write::latest_backup(&path)
+        && let Ok(Some(setup_made)) = apply(plan, Some(&backup), false)
+        && setup_made == *before
+    {
+        after = Some(backup);
+    }
+    Ok(Edit { path, before, after })
+}
+
+/// The file's text after the plan's changes (`None`: no file).
+fn apply(plan: &FilePlan, before: Option<&str>, remove: bool) -> Result<Option<String>> {
+    let text = before.unwrap_or_default().to_string();
     let ours = |v: &serde_json::Value| v["command"].as_str().is_some_and(is_our_hook_command);
     let after = match plan.format {
         Format::Json | Format::Jsonc => {
@@ -175,14 +195,7 @@ fn edit_file(plan: &FilePlan, remove: bool) -> Result<Edit> {
         }
     };
     // Nothing there and nothing to write: still nothing.
-    let after = match (&before, after) {
-        (None, Some(after)) if remove || plan.changes.is_empty() => {
-            let _ = after;
-            None
-        }
-        (_, after) => after,
-    };
-    Ok(Edit { path, before, after })
+    Ok(if before.is_none() && (remove || plan.changes.is_empty()) { None } else { after })
 }
 
 /// The default for `--home`'s mention in entries: named when it is not `~/.dsh`.

@@ -79,6 +79,21 @@ fn back_up(path: &Path, bytes: &str) -> Result<PathBuf> {
     bail!("{} has 999 backups beside it; remove some, then run setup again", path.display())
 }
 
+/// The newest backup beside `path` (`.before-self-evolve`, `.2`, …), when there is one.
+pub fn latest_backup(path: &Path) -> Option<String> {
+    let name = path.file_name()?.to_string_lossy().into_owned();
+    let mut latest = None;
+    for n in 1..1000 {
+        let suffix = if n == 1 { String::new() } else { format!(".{n}") };
+        let backup = path.with_file_name(format!("{name}.before-self-evolve{suffix}"));
+        match crate::home::files::read_config(&backup, super::MAX_CONFIG_BYTES) {
+            Ok(Some(bytes)) => latest = String::from_utf8(bytes).ok(),
+            _ => break,
+        }
+    }
+    latest
+}
+
 #[cfg(unix)]
 fn mode_of(path: &Path) -> Option<u32> {
     use std::os::unix::fs::PermissionsExt;
