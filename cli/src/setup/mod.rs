@@ -12,6 +12,7 @@ pub mod toml;
 pub mod value;
 pub mod write;
 pub mod yaml;
+pub mod yaml_lists;
 
 use anyhow::{Context, Result, bail};
 use harness::{Change, FilePlan, Format, Harness, Launch, Places};
@@ -187,6 +188,12 @@ fn apply(plan: &FilePlan, before: Option<&str>, remove: bool) -> Result<Option<S
                 match (change, remove) {
                     (Change::Entry { path, name, entry }, false) => doc.set_entry(path[0], name, entry).map(drop)?,
                     (Change::Entry { path, name, .. }, true) => doc.remove_entry(path[0], name).map(drop)?,
+                    (Change::Hooks { path, hooks, .. }, false) => {
+                        for hook in hooks {
+                            doc.set_list_item(path[0], &hook.event, &hook.handler, &ours)?;
+                        }
+                    }
+                    (Change::Hooks { path, .. }, true) => drop(doc.remove_list_items(path[0], &ours)?),
                     _ => {}
                 }
             }

@@ -12,7 +12,7 @@ use serde_json::Value;
 use yaml_rust2::{Yaml, YamlLoader};
 
 pub struct YamlDoc {
-    lines: Vec<String>,
+    pub(super) lines: Vec<String>,
     /// The file ended with a newline (kept as it was).
     final_newline: bool,
 }
@@ -93,7 +93,7 @@ impl YamlDoc {
     }
 
     /// The top-level key's line, and the end (exclusive) of the block under it.
-    fn top_block(&self, top: &str) -> Option<(usize, usize)> {
+    pub(super) fn top_block(&self, top: &str) -> Option<(usize, usize)> {
         let at = self.lines.iter().position(|l| key_of(l, 0).as_deref() == Some(top))?;
         let end = (at + 1..self.lines.len())
             .find(|&i| is_content(&self.lines[i]) && indent(&self.lines[i]) == 0)
@@ -102,7 +102,7 @@ impl YamlDoc {
     }
 
     /// The last line holding content in `from..to`, plus one (`from` when there is none).
-    fn content_end(&self, from: usize, to: usize) -> usize {
+    pub(super) fn content_end(&self, from: usize, to: usize) -> usize {
         (from..to).rev().find(|&i| is_content(&self.lines[i])).map_or(from, |i| i + 1)
     }
 
@@ -214,7 +214,7 @@ fn scalar_key(name: &str) -> String {
 
 /// A value in YAML flow style: strings double-quoted with JSON's escapes (which YAML reads the
 /// same), lists in brackets, maps in braces.
-fn flow(value: &V) -> String {
+pub(super) fn flow(value: &V) -> String {
     match value {
         V::Str(s) => Value::String(s.clone()).to_string(),
         V::Int(n) => n.to_string(),
@@ -231,18 +231,18 @@ fn flow(value: &V) -> String {
     }
 }
 
-fn indent(line: &str) -> usize {
+pub(super) fn indent(line: &str) -> usize {
     line.len() - line.trim_start_matches(' ').len()
 }
 
 /// A line that holds YAML (not blank, not only a comment).
-fn is_content(line: &str) -> bool {
+pub(super) fn is_content(line: &str) -> bool {
     let trimmed = line.trim();
     !trimmed.is_empty() && !trimmed.starts_with('#')
 }
 
 /// The key a `key:` line at exactly `at` columns names (plain or quoted).
-fn key_of(line: &str, at: usize) -> Option<String> {
+pub(super) fn key_of(line: &str, at: usize) -> Option<String> {
     if indent(line) != at {
         return None;
     }
@@ -263,12 +263,12 @@ fn key_of(line: &str, at: usize) -> Option<String> {
 }
 
 /// What follows `key:` on its line, without a trailing comment.
-fn value_after_colon(line: &str) -> &str {
+pub(super) fn value_after_colon(line: &str) -> &str {
     let after = line.split_once(':').map_or("", |(_, v)| v);
     after.split(" #").next().unwrap_or("").trim()
 }
 
-fn trailing_comment(line: &str) -> String {
+pub(super) fn trailing_comment(line: &str) -> String {
     line.find(" #").map(|i| line[i..].to_string()).unwrap_or_default()
 }
 
@@ -294,7 +294,7 @@ fn merge_entry(root: &mut Value, top: &str, name: &str, entry: &V) {
 }
 
 /// The document as a value; refuses what is not one YAML document holding a mapping (or nothing).
-fn parse_value(text: &str) -> Result<Value> {
+pub(super) fn parse_value(text: &str) -> Result<Value> {
     let docs = match YamlLoader::load_from_str(text) {
         Ok(docs) => docs,
         Err(err) => bail!("it is not valid YAML ({err}); fix it, then run setup again"),
@@ -308,7 +308,7 @@ fn parse_value(text: &str) -> Result<Value> {
     }
 }
 
-fn yaml_json(yaml: &Yaml) -> Value {
+pub(super) fn yaml_json(yaml: &Yaml) -> Value {
     match yaml {
         Yaml::String(s) | Yaml::Real(s) => Value::String(s.clone()),
         Yaml::Integer(n) => Value::from(*n),

@@ -52,6 +52,10 @@ const HARNESSES = {
   },
   hermes: {
     mcp: { user: '.hermes/config.yaml', project: null, read: 'yaml', key: 'mcp_servers', fields: 'settings' },
+    hooks: { user: '.hermes/config.yaml', project: null, read: 'yaml', shape: 'flat', fields: 'settings' },
+    stdout: '',
+    // Hermes runs a hook with no shell: the command split as Python's shlex splits it.
+    shell: null,
   },
 };
 
@@ -107,6 +111,13 @@ async function startServer(entry, w) {
   }
 }
 
+// Python's own shlex.split, which Hermes uses on a hook's command.
+function shlexSplit(command) {
+  const run = spawnSync('python3', ['-c', 'import json, shlex, sys; print(json.dumps(shlex.split(sys.argv[1])))', command], { encoding: 'utf8' });
+  assert.equal(run.status, 0, run.stderr);
+  return JSON.parse(run.stdout);
+}
+
 // A recorded payload of `event` (cli/tests/fixtures/harness/<h>/payloads), pointed at this world.
 function payload(harness, event, w) {
   const file = path.join(FIXTURES, harness, 'payloads', `${event}.json`);
@@ -152,7 +163,8 @@ for (const [harness, spec] of Object.entries(HARNESSES)) {
       for (const { event, handler } of ours) {
         for (const field of Object.keys(handler)) assert.ok(doc.hook_handler_fields.includes(field), `${harness}: \`${field}\` is not a documented handler field`);
         const stdin = existsSync(path.join(FIXTURES, harness, 'payloads', `${event}.json`)) ? payload(harness, event, w) : '{}';
-        const run = spawnSync(spec.shell[0], [spec.shell[1], handler.command], {
+        const [program, ...args] = spec.shell ? [spec.shell[0], spec.shell[1], handler.command] : shlexSplit(handler.command);
+        const run = spawnSync(program, args, {
           cwd: w.project,
           env: { PATH: process.env.PATH, HOME: w.home },
           input: stdin,
