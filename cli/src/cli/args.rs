@@ -122,8 +122,8 @@ pub enum Command {
         /// The Codex notification (with --codex).
         #[arg(requires = "codex")]
         payload: Option<String>,
-        /// Whose hook event is on stdin: claude (the default), codex, gemini or cursor.
-        #[arg(long, conflicts_with = "codex", value_parser = ["claude", "codex", "gemini", "cursor"])]
+        /// Whose hook event is on stdin: claude (the default), codex, gemini, cursor or hermes.
+        #[arg(long, conflicts_with = "codex", value_parser = ["claude", "codex", "gemini", "cursor", "hermes"])]
         harness: Option<String>,
     },
     /// Handle events in the replay line format (one JSON object per line on stdin), on the system

@@ -48,7 +48,10 @@ pub fn run(options: &Options, json: bool) -> Result<ExitCode> {
         Harness::Codex => "restart Codex, then approve the new hooks with /hooks (Codex runs a hook only once trusted)",
         Harness::Gemini => "restart Gemini CLI (/mcp and /hooks list what it loaded)",
         Harness::Cursor => "restart Cursor; the hooks and the server appear under Settings → Hooks and MCP",
-        Harness::Hermes => "restart Hermes (or /reload-mcp); it has the tool and the library, and no hooks from setup",
+        Harness::Hermes => {
+            "restart Hermes; it asks you to approve each new hook the first time it runs in a terminal (or start it \
+             once with --accept-hooks)"
+        }
     };
     crate::say!(
         "self-evolve is set up for {}; home {}\nnext: {next}",
