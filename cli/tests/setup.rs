@@ -391,3 +391,75 @@ fn remove_after_a_person_edited_the_file_takes_out_only_ours_and_a_linked_config
     ok(&world.setup(&["gemini", "--remove"]));
     assert_eq!(std::fs::read_to_string(&dotfiles).unwrap(), "{\n  // mine\n  \"theme\": \"dark\"\n}\n");
 }
+
+#[test]
+fn what_sits_at_a_config_path_cannot_hang_or_fool_setup() {
+    // A FIFO, a file that is not UTF-8, and a link to nothing: each refused, nothing written.
+    for (name, make) in [
+        (
+            "fifo",
+            Box::new(|p: &Path| assert!(Command::new("mkfifo").arg(p).status().unwrap().success()))
+                as Box<dyn Fn(&Path)>,
+        ),
+        ("latin-1", Box::new(|p: &Path| std::fs::write(p, b"{\"a\": \"\xe9\"}").unwrap())),
+        ("dangling link", Box::new(|p: &Path| std::os::unix::fs::symlink("/nonexistent/x.json", p).unwrap())),
+    ] {
+        let world = World::new("cursor", false);
+        let path = world.home.join(".cursor/mcp.json");
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        make(&path);
+        let output = world.setup(&["cursor"]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{name}: accepted");
+        assert!(stderr.contains("mcp.json") && stderr.contains("nothing was changed"), "{name}: {stderr}");
+        assert!(!world.home.join(".cursor/hooks.json").exists() && !world.home.join(".dsh").exists(), "{name}: wrote");
+    }
+}
+
+#[test]
+fn a_hostile_home_path_is_quoted_so_the_hook_shell_runs_nothing_of_it() {
+    let world = World::new("codex", false);
+    let home = world.home.join("it's $(touch pwned) `touch pwned2`");
+    ok(&world.setup(&["codex", "--home", home.to_str().unwrap()]));
+    let hooks: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(world.home.join(".codex/hooks.json")).unwrap()).unwrap();
+    let command = hooks["hooks"]["Stop"][0]["hooks"][0]["command"].as_str().unwrap().to_string();
+    let files_in = |dir: &Path| {
+        let mut files = BTreeMap::new();
+        walk(dir, dir, &mut files);
+        files
+    };
+    let before = files_in(&home);
+    let run = Command::new("sh")
+        .arg("-c")
+        .arg(&command)
+        .current_dir(&world.project)
+        .env("HOME", &world.home)
+        .stdin(std::fs::File::open(fixtures().join("codex/payloads/Stop.json")).unwrap())
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    assert!(
+        !world.project.join("pwned").exists() && !world.project.join("pwned2").exists(),
+        "the shell ran part of the path: {command}"
+    );
+    assert_ne!(files_in(&home), before, "the hook did not record the turn in the named home");
+}
+
+#[test]
+fn a_neighbours_credential_in_the_diff_context_is_redacted() {
+    let world = World::new("claude", false);
+    let token = "ghp_R4nd0mT0k3nV4lu3F0rT3st1ngPurp0s3s0K";
+    std::fs::write(
+        world.home.join(".claude.json"),
+        format!("{{\n  \"mcpServers\": {{\n    \"github\": {{\n      \"command\": \"gh\",\n      \"env\": {{ \"GITHUB_TOKEN\": \"{token}\" }}\n    }}\n  }}\n}}\n"),
+    )
+    .unwrap();
+    let out = ok(&world.setup(&["claude"]));
+    assert!(out.contains("\"self-evolve\""), "{out}");
+    assert!(!out.contains(token), "the token was printed:\n{out}");
+    assert!(
+        std::fs::read_to_string(world.home.join(".claude.json")).unwrap().contains(token),
+        "the file itself keeps it"
+    );
+}
