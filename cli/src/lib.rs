@@ -5,8 +5,8 @@
 //! - front doors: `cli/` (the subcommands), `mcp/` (the MCP server), `hook/` (Claude Code's and
 //!   Codex's hook entry, and `self-evolve event`);
 //! - services: `team/` (team sync) on `live/` (live sessions and their reviewers) on `git/` (the
-//!   skills root as a git tree); `check/` (checking skill folders) and `events/` (the session
-//!   event lines replay and `event` read);
+//!   skills root as a git tree); `check/` (checking skill folders), `events/` (the session
+//!   event lines replay and `event` read) and `setup/` (an agent harness's config files);
 //! - the home: `home/` (roots, `config.json`, `host.json`), `component` (which component runs),
 //!   `identity` (operator or reviewer), `input` (bounded line reading);
 //! - the host library (`self_evolve_host`) and the plugin it loads.

@@ -49,8 +49,6 @@ struct Edit {
     after: Option<String>,
 }
 
-const MAX_CONFIG_BYTES: u64 = 32 << 20;
-
 /// Plans, checks and (unless `dry_run`) writes; the outcomes are in file order.
 pub fn run(options: &Options) -> Result<Vec<FileOutcome>> {
     if options.harness == Harness::Hermes && options.project.is_some() {
@@ -124,7 +122,7 @@ fn home_plans(options: &Options, launch: &Launch) -> Vec<FilePlan> {
 /// Reads, parses and edits one file in memory.
 fn edit_file(plan: &FilePlan, remove: bool) -> Result<Edit> {
     let path = write::target(&plan.path)?;
-    let before = match crate::home::files::read_config(&path, MAX_CONFIG_BYTES)? {
+    let before = match crate::home::files::read_config(&path, write::MAX_CONFIG_BYTES)? {
         Some(bytes) => Some(String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("it is not UTF-8 text"))?),
         None => None,
     };

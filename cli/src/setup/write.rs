@@ -7,6 +7,9 @@ use anyhow::{Context, Result, bail};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+/// A harness config larger than this is refused (`~/.claude.json` grows with history, but not so).
+pub const MAX_CONFIG_BYTES: u64 = 32 << 20;
+
 /// The file `path` names: a symbolic link is followed to its target, so a config kept in a
 /// dotfiles folder is edited there and the link stays a link.
 pub fn target(path: &Path) -> Result<PathBuf> {
@@ -38,7 +41,7 @@ pub fn diff(path: &Path, before: Option<&str>, after: Option<&str>) -> String {
 /// Writes `after` at `path` (or removes the file when `None`), having checked that it still holds
 /// `before`, and backs `before` up first. Returns the backup's path.
 pub fn replace(path: &Path, before: Option<&str>, after: Option<&str>) -> Result<Option<PathBuf>> {
-    let now = crate::home::files::read_config(path, super::MAX_CONFIG_BYTES)?;
+    let now = crate::home::files::read_config(path, MAX_CONFIG_BYTES)?;
     if now.as_deref() != before.map(str::as_bytes) {
         bail!("{} changed while setup ran; nothing more was written — run setup again", path.display());
     }
@@ -86,7 +89,7 @@ pub fn latest_backup(path: &Path) -> Option<String> {
     for n in 1..1000 {
         let suffix = if n == 1 { String::new() } else { format!(".{n}") };
         let backup = path.with_file_name(format!("{name}.before-self-evolve{suffix}"));
-        match crate::home::files::read_config(&backup, super::MAX_CONFIG_BYTES) {
+        match crate::home::files::read_config(&backup, MAX_CONFIG_BYTES) {
             Ok(Some(bytes)) => latest = String::from_utf8(bytes).ok(),
             _ => break,
         }

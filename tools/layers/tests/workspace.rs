@@ -21,12 +21,13 @@ const FLOORS: [(&str, &[(&str, u8)]); 3] = [
             ("cli", 51),
             ("mcp", 50),
             ("hook", 50),
-            // Services: team sync on live sessions on the git tree; checking and event lines.
+            // Services: team sync on live sessions on the git tree; checking, event lines, harness setup.
             ("team", 43),
             ("live", 42),
             ("git", 41),
             ("check", 41),
             ("events", 41),
+            ("setup", 41),
             // The home.
             ("home", 30),
             ("component", 30),
