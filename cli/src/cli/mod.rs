@@ -86,9 +86,12 @@ fn run(mut cli: Cli) -> Result<ExitCode> {
             };
             setup::run(&options, json)
         }
-        Command::Hook { codex, payload, harness: _ } => {
+        Command::Hook { codex, payload, harness } => {
             let payload = if codex { Some(payload.unwrap_or_default()) } else { None };
-            crate::hook::main(&absolute(home.unwrap_or_else(home::default_home)), &wasm, payload);
+            // Claude Code's hooks name no harness. A hook never fails the agent: `hook::main`
+            // answers a name it has no mapping for (exit 0, the log says why).
+            let harness = harness.as_deref().unwrap_or("claude");
+            crate::hook::main(&absolute(home.unwrap_or_else(home::default_home)), &wasm, payload, harness);
             Ok(ExitCode::SUCCESS)
         }
         Command::Event { cwd } => {

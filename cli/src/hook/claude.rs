@@ -2,80 +2,21 @@
 //! a person's message; `PostToolUse` (and `PostToolUseFailure`) a tool result, where a `Skill` use
 //! or a `Read` of a `SKILL.md` in the library registers the read; `Stop` the assistant's last
 //! message and a completed turn (not when Claude Code continues because a stop hook asked it to);
-//! `SubagentStop`, `SessionEnd` and the rest only give the plugin its tick.
+//! `SubagentStop`, `SessionEnd` and the rest only give the plugin its tick. Cursor runs Claude
+//! Code's hooks too, by default, with its own payload: such an event is left alone here, since
+//! `--harness cursor` delivers it already.
 
-use super::deliver::{Action, HookEvent, Outcome, check_session, deliver};
+use super::deliver::{Action, HookEvent, Outcome, deliver};
+use super::tool::{self, SkillRoots};
 use crate::component::Source;
-use crate::home;
-use anyhow::{Context, Result};
-use self_evolve_host::plugin::ToolEvent;
+use anyhow::Result;
+use self_evolve_host::plugin::TurnStatus;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-/// Tool arguments and output passed on are clipped to this (the plugin keeps no output).
-const MAX_FIELD_BYTES: usize = 64 << 10;
-
+/// A Claude Code payload (Codex's and Gemini CLI's have its shape).
 pub fn parse(bytes: &[u8]) -> Result<HookEvent> {
-    let raw: Value = serde_json::from_slice(bytes).context("the hook event on stdin is not JSON")?;
-    let text = |key: &str| raw.get(key).and_then(Value::as_str).map(str::to_string);
-    let session = text("session_id").filter(|s| !s.is_empty()).context("the hook event has no `session_id`")?;
-    let name = text("hook_event_name").context("the hook event has no `hook_event_name`")?;
-    check_session(&session, "session_id")?;
-    Ok(HookEvent {
-        session,
-        cwd: text("cwd").unwrap_or_default(),
-        transcript: text("transcript_path").filter(|p| !p.is_empty()),
-        name,
-        raw,
-    })
-}
-
-/// A name a library skill can have (the plugin's rule: 1-64 of `a-z 0-9 -`, no leading, trailing
-/// or doubled `-`). Anything else is no skill of the library, so its use registers no read.
-fn is_skill_name(name: &str) -> bool {
-    (1..=64).contains(&name.len())
-        && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-        && !name.starts_with('-')
-        && !name.ends_with('-')
-        && !name.contains("--")
-}
-
-/// Where the library's skills live for this event: the user's folder and the project's.
-pub struct SkillRoots {
-    pub folders: Vec<PathBuf>,
-}
-
-impl SkillRoots {
-    pub fn for_event(home: &Path, cwd: &str) -> SkillRoots {
-        let mut folders = vec![home::user_skills(home)];
-        let project = Path::new(cwd).ancestors().find(|d| d.join(".git").exists() || d.join(".dsh").is_dir());
-        if let Some(project) = project {
-            folders.push(project.join(".dsh/skills"));
-        }
-        SkillRoots { folders: folders.into_iter().map(|f| std::fs::canonicalize(&f).unwrap_or(f)).collect() }
-    }
-
-    /// The skill a `SKILL.md` path names, when it is one of the library's (`<root>/<name>/SKILL.md`).
-    fn skill_of(&self, file: &str) -> Option<String> {
-        let path = Path::new(file);
-        if path.file_name()? != "SKILL.md" {
-            return None;
-        }
-        let folder = path.parent()?;
-        let root = std::fs::canonicalize(folder.parent()?).ok()?;
-        self.folders.contains(&root).then(|| folder.file_name()?.to_str().map(str::to_string)).flatten()
-    }
-}
-
-fn clip(text: String) -> String {
-    if text.len() <= MAX_FIELD_BYTES {
-        return text;
-    }
-    let mut cut = MAX_FIELD_BYTES;
-    while !text.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    text[..cut].to_string()
+    HookEvent::parse(bytes)
 }
 
 /// The plugin events a hook event maps to (pure, so every case is tested without a process).
@@ -88,34 +29,19 @@ pub fn actions(event: &HookEvent, roots: &SkillRoots) -> Vec<Action> {
         },
         "PostToolUse" | "PostToolUseFailure" => {
             let ok = event.name == "PostToolUse";
-            let tool = raw["tool_name"].as_str().unwrap_or("unknown");
+            let name = raw["tool_name"].as_str().unwrap_or("unknown");
             let input = &raw["tool_input"];
-            let loaded = match tool {
+            let loaded = match name {
                 "Skill" => ["skill", "command", "name"].iter().find_map(|k| input[*k].as_str().map(str::to_string)),
                 "Read" => input["file_path"].as_str().and_then(|f| roots.skill_of(f)),
                 _ => None,
-            }
-            .filter(|name| is_skill_name(name));
-            let event = match loaded {
-                // A skill loaded: the plugin's `skill` tool event registers the read.
-                Some(name) => ToolEvent {
-                    tool: "skill".into(),
-                    args_json: serde_json::json!({"name": name}).to_string(),
-                    ok,
-                    output: String::new(),
-                },
-                None => ToolEvent {
-                    tool: tool.to_string(),
-                    args_json: clip(input.to_string()),
-                    ok,
-                    output: clip(match &raw["tool_response"] {
-                        Value::String(s) => s.clone(),
-                        Value::Null => raw["error"].as_str().unwrap_or("").to_string(),
-                        other => other.to_string(),
-                    }),
-                },
             };
-            vec![Action::Tool(event)]
+            let output = match &raw["tool_response"] {
+                Value::String(s) => s.clone(),
+                Value::Null => raw["error"].as_str().unwrap_or("").to_string(),
+                other => other.to_string(),
+            };
+            vec![tool::action(name, input, ok, output, loaded)]
         }
         // Claude Code continuing because a stop hook said so ends the same turn again.
         "Stop" if raw["stop_hook_active"] == true => Vec::new(),
@@ -124,17 +50,30 @@ pub fn actions(event: &HookEvent, roots: &SkillRoots) -> Vec<Action> {
                 event.transcript.as_deref().and_then(|t| crate::live::transcript::last_assistant_text(Path::new(t)))
             });
             let mut out: Vec<Action> = said.into_iter().map(Action::Assistant).collect();
-            out.push(Action::TurnEnd);
+            out.push(Action::TurnEnd(TurnStatus::Completed));
             out
         }
         _ => Vec::new(),
     }
 }
 
+/// Whether Cursor runs this hook (its `cursor_version` in the payload, or `CURSOR_VERSION` in
+/// the environment Cursor gives every hook): the same event reaches `--harness cursor`, and
+/// counting it twice would make turns due twice as fast.
+pub fn from_cursor(bytes: &[u8], env_version: Option<&str>) -> bool {
+    if env_version.is_some_and(|v| !v.is_empty()) {
+        return true;
+    }
+    serde_json::from_slice::<Value>(bytes).is_ok_and(|raw| raw.get("cursor_version").is_some_and(|v| !v.is_null()))
+}
+
 /// Handles one event end to end: the plugin's events, its tick, the log. Each call into the
 /// plugin holds `busy`, so the budget's watchdog never stops the process in the middle of one
 /// (a review started but not yet recorded).
 pub fn handle(home: &Path, wasm: &Source, bytes: &[u8], busy: &std::sync::Mutex<()>) -> Result<Outcome> {
+    if from_cursor(bytes, std::env::var("CURSOR_VERSION").ok().as_deref()) {
+        return Ok(Outcome::ignored());
+    }
     let event = parse(bytes)?;
     let actions = actions(&event, &SkillRoots::for_event(home, &event.cwd));
     deliver(home, wasm, &event, actions, busy)
@@ -202,7 +141,7 @@ mod tests {
         assert!(matches!(&failed[..], [Action::Tool(t)] if !t.ok && t.output == "boom"));
 
         let stop = actions(&with(json!({"hook_event_name": "Stop", "last_assistant_message": "done"})), &r);
-        assert!(matches!(&stop[..], [Action::Assistant(t), Action::TurnEnd] if t == "done"));
+        assert!(matches!(&stop[..], [Action::Assistant(t), Action::TurnEnd(TurnStatus::Completed)] if t == "done"));
         assert!(actions(&with(json!({"hook_event_name": "Stop", "stop_hook_active": true})), &r).is_empty());
         for name in ["SubagentStop", "SessionEnd", "SessionStart", "PreToolUse", "Notification"] {
             assert!(actions(&with(json!({"hook_event_name": name})), &r).is_empty(), "{name}");
@@ -253,17 +192,22 @@ mod tests {
             match &actions(&event, &r)[..] {
                 [Action::Tool(t)] => {
                     assert_eq!(t.tool, "Skill");
-                    assert!(t.args_json.len() <= MAX_FIELD_BYTES);
+                    assert!(t.args_json.len() <= tool::MAX_FIELD_BYTES);
                 }
                 other => panic!("{other:?}"),
             }
         }
     }
 
+    /// Cursor runs Claude Code's hooks with its own payload, or at least its environment.
     #[test]
-    fn long_tool_fields_are_clipped_on_a_character_boundary() {
-        let text = "é".repeat(MAX_FIELD_BYTES);
-        let clipped = clip(text);
-        assert!(clipped.len() <= MAX_FIELD_BYTES && clipped.chars().all(|c| c == 'é'));
+    fn an_event_cursor_sends_to_claude_codes_hooks_is_left_alone() {
+        let claude = json!({"session_id": "s1", "hook_event_name": "Stop"}).to_string();
+        let cursor = json!({"session_id": "s1", "hook_event_name": "Stop", "cursor_version": "1.7.2"}).to_string();
+        assert!(!from_cursor(claude.as_bytes(), None));
+        assert!(!from_cursor(claude.as_bytes(), Some("")));
+        assert!(from_cursor(claude.as_bytes(), Some("1.7.2")));
+        assert!(from_cursor(cursor.as_bytes(), None));
+        assert!(!from_cursor(b"not json", None));
     }
 }

@@ -1,11 +1,13 @@
 //! `self-evolve hook --codex PAYLOAD`: Codex's `notify` program. Codex runs it after each turn
 //! with one JSON argument (`{"type": "agent-turn-complete", "thread-id", "turn-id", "cwd",
 //! "input-messages": [...], "last-assistant-message"}`); that is a person's messages, the
-//! assistant's answer and a completed turn. Codex reports no tool calls, so only turns count.
+//! assistant's answer and a completed turn. Codex reports no tool calls to it, so only turns
+//! count; Codex's hooks (`--harness codex`, `codex_hooks`) report them and replace it.
 
 use super::deliver::{Action, HookEvent, Outcome, check_session, deliver};
 use crate::component::Source;
 use anyhow::{Context, Result, bail};
+use self_evolve_host::plugin::TurnStatus;
 use serde_json::Value;
 use std::path::Path;
 
@@ -33,7 +35,7 @@ pub fn parse(bytes: &[u8]) -> Result<(HookEvent, Vec<Action>)> {
         if let Some(said) = raw["last-assistant-message"].as_str() {
             actions.push(Action::Assistant(said.to_string()));
         }
-        actions.push(Action::TurnEnd);
+        actions.push(Action::TurnEnd(TurnStatus::Completed));
     }
     let event = HookEvent { session, cwd, transcript: None, name: format!("codex {kind}"), raw };
     Ok((event, actions))
@@ -57,8 +59,10 @@ mod tests {
         });
         let (event, actions) = parse(payload.to_string().as_bytes()).unwrap();
         assert_eq!((event.session.as_str(), event.cwd.as_str()), ("t-1", "/work/app"));
-        assert!(matches!(&actions[..], [Action::User(a), Action::User(b), Action::Assistant(c), Action::TurnEnd]
-            if a == "rename the module" && b == "no, keep the old name" && c == "Kept the old name."));
+        assert!(
+            matches!(&actions[..], [Action::User(a), Action::User(b), Action::Assistant(c), Action::TurnEnd(TurnStatus::Completed)]
+            if a == "rename the module" && b == "no, keep the old name" && c == "Kept the old name.")
+        );
         let other = parse(br#"{"type": "approval-requested"}"#).unwrap();
         assert!(other.1.is_empty(), "other notifications count nothing");
         assert_eq!(other.0.session, "codex");

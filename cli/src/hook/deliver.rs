@@ -1,9 +1,10 @@
 //! What every hook entry shares: the plugin events one agent event asks for (`Action`), the
 //! event's session (`HookEvent`), and their delivery to the plugin in that session, with its tick
-//! and the log (`deliver`). `claude` and `codex` map their agent's payloads onto it.
+//! and the log (`deliver`). `claude`, `codex`, `codex_hooks`, `gemini` and `cursor` map their
+//! agent's payloads onto it; what reaches stdout is each harness's (`super::Harness::stdout`).
 
 use crate::component::Source;
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use self_evolve_host::plugin::{CallContext, Origin, ToolEvent, TurnStatus};
 use serde_json::Value;
 use std::path::Path;
@@ -14,7 +15,8 @@ pub enum Action {
     User(String),
     Assistant(String),
     Tool(ToolEvent),
-    TurnEnd,
+    /// A turn ended: completed, or (Cursor says so) aborted or failed, which counts toward no review.
+    TurnEnd(TurnStatus),
 }
 
 /// The fields of a hook event the mapping reads.
@@ -25,6 +27,25 @@ pub struct HookEvent {
     pub transcript: Option<String>,
     pub name: String,
     pub raw: Value,
+}
+
+impl HookEvent {
+    /// A payload in Claude Code's shape (`session_id`, `hook_event_name`, `cwd`,
+    /// `transcript_path`), which Codex's and Gemini CLI's hooks send too.
+    pub fn parse(bytes: &[u8]) -> Result<HookEvent> {
+        let raw: Value = serde_json::from_slice(bytes).context("the hook event on stdin is not JSON")?;
+        let text = |key: &str| raw.get(key).and_then(Value::as_str).map(str::to_string);
+        let session = text("session_id").filter(|s| !s.is_empty()).context("the hook event has no `session_id`")?;
+        let name = text("hook_event_name").context("the hook event has no `hook_event_name`")?;
+        check_session(&session, "session_id")?;
+        Ok(HookEvent {
+            session,
+            cwd: text("cwd").unwrap_or_default(),
+            transcript: text("transcript_path").filter(|p| !p.is_empty()),
+            name,
+            raw,
+        })
+    }
 }
 
 /// A session id as agents make them (UUIDs, `cc-1`): 1–256 of `A-Z a-z 0-9 . _ : -`, not
@@ -44,10 +65,18 @@ pub fn check_session(session: &str, field: &str) -> Result<()> {
     Ok(())
 }
 
-/// What a hook process printed and decided.
+/// What a hook process decided, and the message for the user when `hook.systemMessage` asks
+/// for one (a review started); each harness prints it its own way, or not at all.
 pub struct Outcome {
-    pub stdout: String,
+    pub message: Option<String>,
     pub decisions: Vec<String>,
+}
+
+impl Outcome {
+    /// An event left alone (one Cursor delivered to Claude Code's hooks as well).
+    pub fn ignored() -> Outcome {
+        Outcome { message: None, decisions: Vec::new() }
+    }
 }
 
 /// The plugin's side of one hook event: its actions in `event`'s session, the tick, the log.
@@ -91,7 +120,7 @@ pub fn deliver(
                 live.plugin.assistant_message(&ctx, self_evolve_host::plugin::clip_event_text(&text))?
             }
             Action::Tool(tool) => live.plugin.tool_result(&ctx, &tool)?,
-            Action::TurnEnd => live.plugin.turn_end(&ctx, TurnStatus::Completed)?,
+            Action::TurnEnd(status) => live.plugin.turn_end(&ctx, status)?,
         };
         decisions.extend(more);
     }
@@ -107,14 +136,13 @@ pub fn deliver(
         .iter()
         .filter_map(|d| serde_json::from_str::<Value>(d).ok())
         .find(|d| d["kind"] == "review" && d["action"] == "start");
-    let stdout = match started {
-        Some(d) if live.host_file.hook.system_message => serde_json::json!({
-            "systemMessage": format!("self-evolve: background skill review started ({})", d["activation"].as_str().unwrap_or("?"))
-        })
-        .to_string(),
-        _ => String::new(),
+    let message = match started {
+        Some(d) if live.host_file.hook.system_message => {
+            Some(format!("self-evolve: background skill review started ({})", d["activation"].as_str().unwrap_or("?")))
+        }
+        _ => None,
     };
-    Ok(Outcome { stdout, decisions })
+    Ok(Outcome { message, decisions })
 }
 
 /// Runs one plugin call holding `busy`: the watchdog waits for it (each call is bounded by its
