@@ -131,7 +131,7 @@ fn an_option_a_subcommand_has_no_use_for_is_refused_and_touches_nothing() {
         ),
         (
             &["tool", "skill_manage", "{}", "--session", "s1", "--project", ".", "--home", h],
-            "--project does not apply to `self-evolve tool` (it applies to inspect, skills and mcp); give the session's working folder with --cwd",
+            "--project does not apply to `self-evolve tool` (it applies to inspect, skills, mcp and setup); give the session's working folder with --cwd",
         ),
         (&["check", ".", "--home", h], "--home does not apply to `self-evolve check`"),
         (&["gate-stats", "g.jsonl", "--home", h], "--home does not apply to `self-evolve gate-stats`"),

@@ -463,3 +463,13 @@ fn a_neighbours_credential_in_the_diff_context_is_redacted() {
         "the file itself keeps it"
     );
 }
+
+#[test]
+fn home_only_writes_the_home_and_no_harness_file() {
+    let world = World::new("claude", false);
+    let out = ok(&world.setup(&["claude", "--home-only"]));
+    let files: Vec<String> = world.tree().into_keys().collect();
+    assert_eq!(files, [".dsh/host.json", ".dsh/reviewer-mcp.json"], "{out}");
+    let output = world.setup(&["claude", "--home-only", "--remove"]);
+    assert!(!output.status.success(), "--home-only --remove was accepted");
+}

@@ -181,6 +181,10 @@ Examples:
         /// Take out what setup put in (the home is kept).
         #[arg(long)]
         remove: bool,
+        /// Only the home and its host.json (reviewer), no entry in the harness's files: for a
+        /// plugin or extension install, which brings the server and hooks itself.
+        #[arg(long, conflicts_with_all = ["remove", "project"])]
+        home_only: bool,
     },
     /// Runs one live reviewer to completion (started detached by the reviewer provider).
     #[command(hide = true)]

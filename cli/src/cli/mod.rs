@@ -69,7 +69,7 @@ fn run(mut cli: Cli) -> Result<ExitCode> {
             crate::mcp::run(crate::mcp::Options { home, project, session, as_reviewer, wasm })?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Setup { harness, user: _, dry_run, remove } => {
+        Command::Setup { harness, user: _, dry_run, remove, home_only } => {
             let harness = crate::setup::harness_named(&harness)?;
             let home = absolute(home.unwrap_or_else(home::default_home));
             let binary = std::env::current_exe().context("finding this binary")?;
@@ -83,6 +83,7 @@ fn run(mut cli: Cli) -> Result<ExitCode> {
                 places: crate::setup::harness::Places::from_env(),
                 dry_run,
                 remove,
+                home_only,
             };
             setup::run(&options, json)
         }

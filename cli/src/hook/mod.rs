@@ -1,6 +1,6 @@
 //! `self-evolve hook`, a front door: one agent event in a process of its own — a hook event on
-//! stdin from Claude Code (`claude`), Codex (`codex_hooks`), Gemini CLI (`gemini`) or Cursor
-//! (`cursor`), or Codex's `notify` payload (`codex`) — mapped by `tool` and each harness's file
+//! stdin from Claude Code (`claude`), Codex (`codex_hooks`), Gemini CLI (`gemini`), Cursor
+//! (`cursor`) or Hermes (`hermes`), or Codex's `notify` payload (`codex`) — mapped by `tool` and each harness's file
 //! and delivered to the plugin (`deliver`); `event` is the same for our own replay lines
 //! (`self-evolve event`). It never blocks the agent: it prints only what its harness reads as
 //! "go on" (`Harness::stdout`), always exits 0, and answers within `hook.budgetMs`. Uses `live/`
@@ -13,6 +13,7 @@ pub mod cursor;
 pub mod deliver;
 pub mod event;
 pub mod gemini;
+pub mod hermes;
 pub mod tool;
 
 use crate::component::Source;
@@ -27,6 +28,7 @@ pub enum Harness {
     Codex,
     Gemini,
     Cursor,
+    Hermes,
 }
 
 impl std::str::FromStr for Harness {
@@ -38,8 +40,9 @@ impl std::str::FromStr for Harness {
             "codex" => Ok(Harness::Codex),
             "gemini" => Ok(Harness::Gemini),
             "cursor" => Ok(Harness::Cursor),
+            "hermes" => Ok(Harness::Hermes),
             other => anyhow::bail!(
-                "`hook --harness {other}`: this build maps the hook events of claude, codex, gemini and cursor only; \
+                "`hook --harness {other}`: this build maps the hook events of claude, codex, gemini, cursor and hermes only; \
                  event ignored"
             ),
         }
@@ -56,6 +59,8 @@ impl Harness {
         let message = message.map(|m| serde_json::json!({"systemMessage": m}).to_string());
         match self {
             Harness::Claude | Harness::Codex => message,
+            // Hermes reads stdout on none of the events we take (plain text only logs a warning).
+            Harness::Hermes => None,
             Harness::Gemini => Some(message.unwrap_or_else(|| "{}".into())),
             Harness::Cursor => Some("{}".into()),
         }
@@ -73,6 +78,7 @@ impl Harness {
             Harness::Codex => codex_hooks::handle(home, wasm, bytes, busy),
             Harness::Gemini => gemini::handle(home, wasm, bytes, busy),
             Harness::Cursor => cursor::handle(home, wasm, bytes, busy),
+            Harness::Hermes => hermes::handle(home, wasm, bytes, busy),
         }
     }
 }
@@ -207,10 +213,11 @@ mod tests {
             assert_eq!(harness.stdout(None).as_deref(), quiet, "{harness:?}");
             assert_eq!(harness.stdout(started).as_deref(), with_message, "{harness:?}");
         }
-        for name in ["claude", "codex", "gemini", "cursor"] {
+        for name in ["claude", "codex", "gemini", "cursor", "hermes"] {
             assert!(name.parse::<Harness>().is_ok());
         }
-        let unmapped = format!("{:#}", "hermes".parse::<Harness>().unwrap_err());
-        assert!(unmapped.contains("hermes") && unmapped.contains("event ignored"), "{unmapped}");
+        let unmapped = format!("{:#}", "goose".parse::<Harness>().unwrap_err());
+        assert!(unmapped.contains("goose") && unmapped.contains("event ignored"), "{unmapped}");
+        assert_eq!(Harness::Hermes.stdout(None), None);
     }
 }

@@ -30,6 +30,8 @@ pub struct Options {
     pub places: Places,
     pub dry_run: bool,
     pub remove: bool,
+    /// Only the home's files (a plugin brings the entries).
+    pub home_only: bool,
 }
 
 /// What happened to one file.
@@ -57,7 +59,11 @@ pub fn run(options: &Options) -> Result<Vec<FileOutcome>> {
         );
     }
     let launch = Launch { binary: options.binary.clone(), home: options.home_named.then(|| options.home.clone()) };
-    let mut plans = harness::plan(options.harness, options.project.as_deref(), &options.places, &launch);
+    let mut plans = if options.home_only {
+        Vec::new()
+    } else {
+        harness::plan(options.harness, options.project.as_deref(), &options.places, &launch)
+    };
     if !options.remove {
         plans.extend(home_plans(options, &launch));
     }

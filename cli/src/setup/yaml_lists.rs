@@ -202,7 +202,7 @@ fn with_item(before: &Value, top: &str, key: &str, item: &V, ours: Ours) -> Valu
     }
     let list = top.as_object_mut().expect("an object").entry(key).or_insert(Value::Null);
     let mut items: Vec<Value> = list.as_array().cloned().unwrap_or_default();
-    match items.iter().position(|v| ours(v)) {
+    match items.iter().position(ours) {
         Some(first) => {
             items[first] = item.to_json();
             let mut n = 0;
