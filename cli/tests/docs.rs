@@ -117,7 +117,10 @@ fn run_block(page: &Path, block: &Block, work: &Path, home: &Path, cache: &Path)
     let mut command = Command::new("bash");
     command.arg("-c").arg(&script).current_dir(work);
     for (key, _) in std::env::vars() {
-        if key.starts_with("SELF_EVOLVE_") || key.starts_with("GIT_") || key == "XDG_CACHE_HOME" {
+        // `setup` blocks write where these point: the temporary HOME, never a real agent's config.
+        let moves_config =
+            matches!(key.as_str(), "CODEX_HOME" | "CLAUDE_CONFIG_DIR" | "GEMINI_CLI_HOME" | "HERMES_HOME");
+        if key.starts_with("SELF_EVOLVE_") || key.starts_with("GIT_") || key == "XDG_CACHE_HOME" || moves_config {
             command.env_remove(key);
         }
     }
