@@ -273,15 +273,21 @@ pub fn plan(harness: Harness, project: Option<&Path>, places: &Places, launch: &
             ]
         }
         Harness::Hermes => {
+            // Shell hooks: run without a shell (split like one), seconds; `on_session_end` fires at
+            // the end of every turn despite its name, `on_session_finalize` when a session closes.
+            let h = V::map(vec![("command", V::str(launch.hook_command(harness))), ("timeout", V::Int(30))]);
+            let hooks = ["pre_llm_call", "post_tool_call", "post_llm_call", "on_session_end", "on_session_finalize"]
+                .iter()
+                .map(|e| hook(e, None, &h))
+                .collect();
             let dir = places.hermes_home.clone().unwrap_or_else(|| home.join(".hermes"));
             vec![FilePlan {
                 path: dir.join("config.yaml"),
                 format: Format::Yaml,
-                changes: vec![Change::Entry {
-                    path: vec!["mcp_servers"],
-                    name: "self-evolve",
-                    entry: launch.server(false),
-                }],
+                changes: vec![
+                    Change::Entry { path: vec!["mcp_servers"], name: "self-evolve", entry: launch.server(false) },
+                    Change::Hooks { path: vec!["hooks"], shape: HookShape::Flat, hooks },
+                ],
             }]
         }
     }
