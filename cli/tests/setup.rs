@@ -230,6 +230,9 @@ fn setup_merges_keeps_everything_is_idempotent_and_removes_to_the_same_bytes() {
                     written.contains(&*binary.to_string_lossy()),
                     "{what}: the binary's absolute path is not in\n{written}"
                 );
+                // Every harness has hooks, and setup writes them.
+                let hooks = written.matches(&format!("{} hook", binary.display())).count();
+                assert!(hooks >= 3, "{what}: {hooks} hook commands in\n{written}");
                 assert!(after.contains_key(".dsh/host.json"), "{what}: no host.json");
                 assert!(after.keys().any(|p| p.starts_with(".dsh/")), "{what}");
 
