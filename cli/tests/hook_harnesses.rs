@@ -1,13 +1,16 @@
 //! Each harness's hooks as that harness runs them: `self-evolve setup HARNESS --project` writes
-//! the hook commands, and each is run exactly as the harness would — its command string through
-//! the harness's shell (`sh -c`, Codex's `$SHELL -lc`, Gemini CLI's `bash -c`), in the session's
+//! the hook commands (Hermes: `setup hermes` into `$HERMES_HOME/config.yaml`, user scope only),
+//! and each is run exactly as the harness would — its command string through the harness's shell
+//! (`sh -c`, Codex's `$SHELL -lc`, Gemini CLI's `bash -c`), or for Hermes with no shell at all
+//! (the argv Python's `shlex.split(os.path.expanduser(command))` makes of it) — in the session's
 //! folder, with the harness's environment, a recorded payload (tests/fixtures/harness/) on stdin —
 //! for every event setup installs. The hook must exit 0 and print exactly what the harness reads
-//! as "go on"; a prompt, a skill read, tool results and a turn's end must reach the plugin (a
-//! turn counted, a load and its completed turn in the skill's evidence), and the next due turn
-//! must start a review and say so where the harness has a place for it. Also: Cursor running
-//! Claude Code's hooks counts nothing twice, and a broken payload or a hook past its budget
-//! still answers as the harness expects.
+//! as "go on" (Hermes: nothing); a prompt, a skill read, tool results and a turn's end must reach
+//! the plugin (a turn counted, a load and its completed turn in the skill's evidence), and the
+//! next due turn must start a review and say so where the harness has a place for it. Also:
+//! Cursor running Claude Code's hooks counts nothing twice, Hermes events setup does not install
+//! count nothing, and a broken payload or a hook past its budget still answers as the harness
+//! expects.
 
 mod live_support;
 
@@ -23,7 +26,10 @@ enum H {
     Codex,
     Gemini,
     Cursor,
+    Hermes,
 }
+
+const ALL: [H; 5] = [H::Claude, H::Codex, H::Gemini, H::Cursor, H::Hermes];
 
 impl H {
     fn name(self) -> &'static str {
@@ -32,26 +38,31 @@ impl H {
             H::Codex => "codex",
             H::Gemini => "gemini",
             H::Cursor => "cursor",
+            H::Hermes => "hermes",
         }
     }
 
-    /// How the harness runs a hook command string.
-    fn shell(self) -> &'static [&'static str] {
-        match self {
+    /// The argv the harness runs a hook command string as.
+    fn argv(self, s: &Session, command: &str) -> Vec<String> {
+        let shell: &[&str] = match self {
             H::Claude | H::Cursor => &["sh", "-c"],
             // `$SHELL -lc` (a login shell).
             H::Codex => &["sh", "-lc"],
             H::Gemini => &["bash", "-c"],
-        }
+            // No shell: agent/shell_hooks.py splits the string itself.
+            H::Hermes => return hermes_argv(s, command),
+        };
+        shell.iter().map(|w| w.to_string()).chain([command.to_string()]).collect()
     }
 
-    /// The file `setup --project` writes the hooks into.
-    fn config(self) -> &'static str {
+    /// The file setup writes the hooks into (`--project` but for Hermes, which has user scope only).
+    fn config(self, s: &Session) -> PathBuf {
         match self {
-            H::Claude => ".claude/settings.json",
-            H::Codex => ".codex/hooks.json",
-            H::Gemini => ".gemini/settings.json",
-            H::Cursor => ".cursor/hooks.json",
+            H::Claude => s.project.path().join(".claude/settings.json"),
+            H::Codex => s.project.path().join(".codex/hooks.json"),
+            H::Gemini => s.project.path().join(".gemini/settings.json"),
+            H::Cursor => s.project.path().join(".cursor/hooks.json"),
+            H::Hermes => hermes_home(s).join("config.yaml"),
         }
     }
 
@@ -64,6 +75,8 @@ impl H {
             H::Cursor => {
                 &["beforeSubmitPrompt", "postToolUse", "postToolUseFailure", "afterAgentResponse", "stop", "sessionEnd"]
             }
+            // `on_session_end` fires at the end of every turn.
+            H::Hermes => &["pre_llm_call", "post_tool_call", "post_llm_call", "on_session_end", "on_session_finalize"],
         }
     }
 
@@ -80,13 +93,14 @@ impl H {
             H::Claude | H::Codex => "Stop",
             H::Gemini => "AfterAgent",
             H::Cursor => "stop",
+            H::Hermes => "on_session_end",
         }
     }
 
     /// What stdout must be when the hook has nothing to say.
     fn quiet(self) -> &'static str {
         match self {
-            H::Claude | H::Codex => "",
+            H::Claude | H::Codex | H::Hermes => "",
             H::Gemini | H::Cursor => "{}\n",
         }
     }
@@ -100,6 +114,7 @@ impl H {
             H::Codex => ("Bash", json!({"command": format!("sed -n '1,200p' {}", file.display())})),
             H::Gemini => ("activate_skill", json!({"name": "pnpm-usage"})),
             H::Cursor => ("Read", json!({"file_path": file})),
+            H::Hermes => ("read_file", json!({"path": file})),
         };
         payload["tool_name"] = json!(tool);
         payload["tool_input"] = input;
@@ -123,21 +138,47 @@ impl H {
                 ("CURSOR_VERSION", payload["cursor_version"].as_str().unwrap_or("1.7.2").into()),
                 ("CLAUDE_PROJECT_DIR", project),
             ],
+            // The profile's home (hooks.md: "the subprocess also runs with that profile's `HERMES_HOME`").
+            H::Hermes => vec![("HERMES_HOME", hermes_home(s).display().to_string())],
         }
     }
+}
+
+/// `$HERMES_HOME` of the session's Hermes (its `config.yaml`), inside the test's `HOME`.
+fn hermes_home(s: &Session) -> PathBuf {
+    s.agent_dir.path().join("hermes-home")
+}
+
+/// The argv Hermes runs a hook `command` as: `shlex.split(os.path.expanduser(command))`, no shell.
+fn hermes_argv(s: &Session, command: &str) -> Vec<String> {
+    let out = Command::new("python3")
+        .args(["-c", "import json,os,shlex,sys; print(json.dumps(shlex.split(os.path.expanduser(sys.argv[1]))))"])
+        .arg(command)
+        .env("HOME", s.agent_dir.path())
+        .output()
+        .expect("python3 splits the command as Hermes does");
+    assert!(out.status.success(), "{command}: {}", String::from_utf8_lossy(&out.stderr));
+    let argv: Vec<String> = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(!argv.is_empty(), "{command}");
+    argv
 }
 
 fn fixtures(h: H) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/harness").join(h.name()).join("payloads")
 }
 
-/// The recorded payloads of `event`: `EVENT.json`, then its variants `EVENT.*.json`.
+/// The recorded payloads of `event`: `EVENT.json`, then its variants `EVENT.*.json` (Hermes'
+/// fixtures: `EVENT_*.json`).
 fn payloads(h: H, event: &str) -> Vec<Value> {
     let mut names: Vec<String> = std::fs::read_dir(fixtures(h))
         .unwrap()
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n == &format!("{event}.json") || n.starts_with(&format!("{event}.")))
+        .filter(|n| {
+            n == &format!("{event}.json")
+                || n.starts_with(&format!("{event}."))
+                || (h == H::Hermes && n.starts_with(&format!("{event}_")))
+        })
         .collect();
     names.sort_by_key(|n| (n.len(), n.clone()));
     assert!(!names.is_empty(), "no {} fixture for {event}", h.name());
@@ -170,21 +211,40 @@ fn session_of(payload: &Value) -> String {
     payload["session_id"].as_str().or(payload["conversation_id"].as_str()).unwrap().to_string()
 }
 
-/// Runs `self-evolve setup HARNESS --project` and returns the hook command it installed for each
-/// event, in the harness's own config file.
+/// Runs `self-evolve setup HARNESS --project` (Hermes: `setup hermes`, its user scope) and returns
+/// the hook command it installed for each event, in the harness's own config file.
 fn install(s: &Session, h: H) -> Vec<(String, String)> {
-    let out = cli(s)
-        .args(["setup", h.name(), "--project"])
-        .arg(s.project.path())
+    let mut setup = cli(s);
+    setup.args(["setup", h.name()]);
+    if h != H::Hermes {
+        setup.arg("--project").arg(s.project.path());
+    }
+    let out = setup
         .arg("--home")
         .arg(s.home.path())
         .env("HOME", s.agent_dir.path())
+        .env("HERMES_HOME", hermes_home(s))
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let text = std::fs::read_to_string(s.project.path().join(h.config())).unwrap();
-    let config: Value = serde_json::from_str(&text).unwrap();
+    let text = std::fs::read_to_string(h.config(s)).unwrap();
     let mut installed = Vec::new();
+    if h == H::Hermes {
+        assert!(!s.agent_dir.path().join(".hermes").exists(), "$HERMES_HOME moves the whole folder");
+        let docs = yaml_rust2::YamlLoader::load_from_str(&text).unwrap();
+        let config = &docs[0];
+        assert!(config["mcp_servers"]["self-evolve"]["command"].as_str().is_some(), "{text}");
+        // `hooks:` maps each event to a list of `{command, timeout}` items.
+        let hooks = config["hooks"].as_hash().unwrap_or_else(|| panic!("no hooks: in {text}"));
+        for (event, items) in hooks {
+            for item in items.as_vec().unwrap() {
+                assert_eq!(item["timeout"].as_i64(), Some(30), "{text}");
+                installed.push((event.as_str().unwrap().to_string(), item["command"].as_str().unwrap().to_string()));
+            }
+        }
+        return installed;
+    }
+    let config: Value = serde_json::from_str(&text).unwrap();
     for (event, groups) in config["hooks"].as_object().unwrap() {
         for group in groups.as_array().unwrap() {
             // Cursor's entries are flat; the others group handlers under a matcher.
@@ -200,12 +260,11 @@ fn install(s: &Session, h: H) -> Vec<(String, String)> {
     installed
 }
 
-/// The hook command `command` run as `h` runs it, with `stdin`, in the session's folder.
-fn run(s: &Session, h: H, command: &str, stdin: &[u8], env: &[(&'static str, String)]) -> Output {
-    let shell = h.shell();
-    let mut child = Command::new(shell[0])
-        .args(&shell[1..])
-        .arg(command)
+/// The hook command `command` as `h` starts it, in the session's folder.
+fn spawn(s: &Session, h: H, command: &str) -> Command {
+    let argv = h.argv(s, command);
+    let mut cmd = Command::new(&argv[0]);
+    cmd.args(&argv[1..])
         .current_dir(s.project.path())
         // Whatever runs these tests (an agent among them) lends the hook nothing of its own.
         .env_remove("SELF_EVOLVE_WASM")
@@ -215,13 +274,20 @@ fn run(s: &Session, h: H, command: &str, stdin: &[u8], env: &[(&'static str, Str
         .env_remove("SELF_EVOLVE_AGENT")
         .env_remove("CURSOR_VERSION")
         .env_remove("CLAUDECODE")
-        .env("SELF_EVOLVE_CACHE_DIR", env!("CARGO_TARGET_TMPDIR"))
+        .env_remove("HERMES_HOME")
+        .env("SELF_EVOLVE_CACHE_DIR", env!("CARGO_TARGET_TMPDIR"));
+    cmd
+}
+
+/// The hook command `command` run as `h` runs it, with `stdin`, in the session's folder.
+fn run(s: &Session, h: H, command: &str, stdin: &[u8], env: &[(&'static str, String)]) -> Output {
+    let mut child = spawn(s, h, command)
         .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap();
+        .unwrap_or_else(|e| panic!("{} cannot start {command}: {e}", h.name()));
     child.stdin.take().unwrap().write_all(stdin).unwrap();
     child.wait_with_output().unwrap()
 }
@@ -232,7 +298,10 @@ fn hook(s: &Session, h: H, command: &str, payload: &Value) -> String {
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{} {}: exit {:?}: {stderr}", h.name(), payload["hook_event_name"], out.status);
-    assert!(stderr.is_empty(), "{} {}: {stderr}", h.name(), payload["hook_event_name"]);
+    // Hermes only logs a hook's stderr.
+    if h != H::Hermes {
+        assert!(stderr.is_empty(), "{} {}: {stderr}", h.name(), payload["hook_event_name"]);
+    }
     if !stdout.is_empty() {
         let answer: Value = serde_json::from_str(&stdout).expect("stdout is one JSON object");
         assert!(answer.is_object(), "{stdout}");
@@ -312,6 +381,9 @@ fn a_turn_reaches_the_plugin(h: H) {
         // Cursor has no field for a message to the user on `stop` (`followup_message` would be
         // sent to the agent as the person's next prompt).
         assert_eq!(said, "{}\n");
+    } else if h == H::Hermes {
+        // Hermes reads no stdout on `on_session_end`.
+        assert_eq!(said, "");
     } else {
         let said: Value = serde_json::from_str(&said).unwrap();
         assert!(said["systemMessage"].as_str().unwrap().contains("background skill review started"), "{said}");
@@ -339,6 +411,45 @@ fn gemini_cli_hooks_run_as_gemini_cli_runs_them() {
 #[test]
 fn cursor_hooks_run_as_cursor_runs_them() {
     a_turn_reaches_the_plugin(H::Cursor);
+}
+
+#[test]
+fn hermes_hooks_run_as_hermes_runs_them() {
+    a_turn_reaches_the_plugin(H::Hermes);
+}
+
+/// Hermes events setup does not install, routed to the hook anyway (a person's own `hooks:`
+/// entry), are answered with nothing — which lets `pre_tool_call` run its tool and `pre_verify`
+/// end the turn — and count nothing: the next turn is the first, with no tool call.
+#[test]
+fn hermes_events_setup_does_not_install_count_nothing() {
+    let s = session("none", 30_000);
+    let installed = install(&s, H::Hermes);
+    let command = &installed[0].1;
+    let mut others = Vec::new();
+    for entry in std::fs::read_dir(fixtures(H::Hermes)).unwrap().flatten() {
+        let payload: Value = serde_json::from_slice(&std::fs::read(entry.path()).unwrap()).unwrap();
+        let event = payload["hook_event_name"].as_str().unwrap().to_string();
+        if !H::Hermes.turn().contains(&event.as_str()) {
+            others.push((event, localize(&s, payload)));
+        }
+    }
+    others.sort_by(|a, b| a.0.cmp(&b.0));
+    let names: Vec<&str> = others.iter().map(|(e, _)| e.as_str()).collect();
+    assert_eq!(names, ["on_session_reset", "on_session_start", "pre_tool_call", "pre_verify", "subagent_stop"]);
+    for (event, payload) in &others {
+        assert_eq!(hook(&s, H::Hermes, command, payload), "", "{event}");
+    }
+    assert!(
+        reviews_of(&s, "sess_abc123").is_empty() && reviews_of(&s, "sess_def456").is_empty(),
+        "{:?}",
+        decisions(&s)
+    );
+    let prompt = localize(&s, payloads(H::Hermes, "pre_llm_call").remove(0));
+    assert_eq!(hook(&s, H::Hermes, command, &prompt), "");
+    assert_eq!(hook(&s, H::Hermes, command, &turn_end(H::Hermes, &s)), "");
+    let reviews = reviews_of(&s, "sess_abc123");
+    assert!(reviews.len() == 1 && reviews[0].1.starts_with("not due (turns 1/2, tool calls 0/"), "{reviews:?}");
 }
 
 /// Cursor runs Claude Code's hooks too (on by default), with its own payload and environment:
@@ -377,7 +488,7 @@ fn claude_code_hooks_that_cursor_runs_count_nothing() {
 /// Whatever arrives, the harness gets its answer and the agent goes on; the log keeps the error.
 #[test]
 fn a_broken_payload_still_answers_as_each_harness_expects() {
-    for h in [H::Claude, H::Codex, H::Gemini, H::Cursor] {
+    for h in ALL {
         let s = session("none", 30_000);
         let installed = install(&s, h);
         let command = &installed[0].1;
@@ -397,38 +508,14 @@ fn a_broken_payload_still_answers_as_each_harness_expects() {
     }
 }
 
-/// A harness the CLI admits before this build maps its events (Hermes) gets no failure either:
-/// the event is read, logged as ignored, and answered with nothing.
-#[test]
-fn a_harness_without_a_mapping_is_answered_and_logged() {
-    let s = session("none", 30_000);
-    let command =
-        format!("'{}' --home '{}' hook --harness hermes", env!("CARGO_BIN_EXE_self-evolve"), s.home.path().display());
-    let payload = std::fs::read(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/harness/hermes/payloads/post_llm_call.json"),
-    )
-    .unwrap();
-    let out = run(&s, H::Claude, &command, &payload, &[]);
-    assert!(out.status.success() && out.stdout.is_empty() && out.stderr.is_empty(), "{out:?}");
-    let log = std::fs::read_to_string(s.home.path().join("self-evolve/live.jsonl")).unwrap();
-    assert!(log.contains("--harness hermes") && log.contains("event ignored"), "{log}");
-}
-
 /// A hook that cannot finish (here: stdin never closes) stops at `hook.budgetMs` and still
 /// prints its harness's answer.
 #[test]
 fn a_hook_past_its_budget_still_answers_as_each_harness_expects() {
-    for h in [H::Claude, H::Codex, H::Gemini, H::Cursor] {
+    for h in ALL {
         let s = session_with(|_| json!({"hook": {"budgetMs": 100}}));
         let installed = install(&s, h);
-        let shell = h.shell();
-        let mut child = Command::new(shell[0])
-            .args(&shell[1..])
-            .arg(&installed[0].1)
-            .current_dir(s.project.path())
-            .env_remove("SELF_EVOLVE_WASM")
-            .env_remove("CURSOR_VERSION")
-            .env("SELF_EVOLVE_CACHE_DIR", env!("CARGO_TARGET_TMPDIR"))
+        let mut child = spawn(&s, h, &installed[0].1)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
