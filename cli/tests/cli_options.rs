@@ -121,8 +121,9 @@ fn an_option_a_subcommand_has_no_use_for_is_refused_and_touches_nothing() {
     let place = tempfile::tempdir().unwrap();
     let home = place.path().join("home");
     let (h, w) = (home.to_str().unwrap(), wasm());
-    let cases: [(&[&str], &str); 10] = [
+    let cases: [(&[&str], &str); 11] = [
         (&["inspect", "--json", "--home", h], "--json does not apply to `self-evolve inspect`"),
+        (&["hook", "--harness", "hermes", "EXTRA", "--home", h], "unexpected argument `EXTRA`"),
         (&["--json", "hook", "--home", h], "--json does not apply to `self-evolve hook`"),
         (&["sync", "--project", ".", "--home", h], "--project does not apply to `self-evolve sync`"),
         (
@@ -154,7 +155,7 @@ fn an_option_a_subcommand_has_no_use_for_is_refused_and_touches_nothing() {
 fn every_subcommand_help_ends_with_an_example() {
     let place = tempfile::tempdir().unwrap();
     let subcommands =
-        ["inspect", "check", "skills", "gate-stats", "replay", "mcp", "hook", "event", "tool", "sync", "config"];
+        ["inspect", "check", "skills", "gate-stats", "replay", "mcp", "hook", "event", "tool", "sync", "config", "setup"];
     let top = stdout(&run(place.path(), &["--help"]));
     for name in subcommands {
         assert!(top.contains(&format!("  {name} ")), "`self-evolve --help` lists {name}");

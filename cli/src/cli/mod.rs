@@ -88,6 +88,14 @@ fn run(mut cli: Cli) -> Result<ExitCode> {
             setup::run(&options, json)
         }
         Command::Hook { codex, payload, harness } => {
+            // clap lets a word through beside `--harness` (its `requires = "codex"` is not checked
+            // then): refused as it is without `--harness`, before the hook reads anything.
+            if !codex && let Some(word) = &payload {
+                bail!(
+                    "unexpected argument `{}`: `self-evolve hook [--harness NAME]` reads the event on stdin",
+                    self_evolve_host::text::visible(word)
+                );
+            }
             let payload = if codex { Some(payload.unwrap_or_default()) } else { None };
             // Claude Code's hooks name no harness. A hook never fails the agent: `hook::main`
             // answers a name it has no mapping for (exit 0, the log says why).
