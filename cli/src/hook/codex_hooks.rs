@@ -8,7 +8,7 @@
 //! which registers the read. One `PostToolUse` serves success and failure: a `Bash` result is the
 //! output alone (no exit status), so only an MCP result's `isError` marks a failure.
 
-use super::deliver::{Action, HookEvent, Outcome, deliver};
+use super::deliver::{Action, HookEvent, Outcome};
 use super::tool::{self, SkillRoots};
 use crate::component::Source;
 use anyhow::Result;
@@ -49,9 +49,7 @@ pub fn actions(event: &HookEvent, roots: &SkillRoots) -> Vec<Action> {
 
 /// Handles one event end to end (see `claude::handle`).
 pub fn handle(home: &Path, wasm: &Source, bytes: &[u8], busy: &std::sync::Mutex<()>) -> Result<Outcome> {
-    let event = HookEvent::parse(bytes)?;
-    let actions = actions(&event, &SkillRoots::for_event(home, &event.cwd));
-    deliver(home, wasm, &event, actions, busy)
+    tool::handle(home, wasm, bytes, busy, HookEvent::parse, actions)
 }
 
 #[cfg(test)]
@@ -60,8 +58,7 @@ mod tests {
     use serde_json::json;
 
     fn fixture(name: &str) -> Value {
-        let path = format!("{}/tests/fixtures/harness/codex/payloads/{name}.json", env!("CARGO_MANIFEST_DIR"));
-        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+        tool::fixture("codex", name)
     }
 
     fn map(raw: Value, roots: &SkillRoots) -> Vec<Action> {

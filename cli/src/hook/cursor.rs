@@ -8,7 +8,7 @@
 //! the plugin its tick. Cursor reads stdout as one JSON object and has no field for a message to
 //! the user on these events, so the hook prints `{}` (`super::Harness::stdout`).
 
-use super::deliver::{Action, HookEvent, Outcome, check_session, deliver};
+use super::deliver::{Action, HookEvent, Outcome, check_session};
 use super::tool::{self, SkillRoots};
 use crate::component::Source;
 use anyhow::{Context, Result};
@@ -75,9 +75,7 @@ pub fn actions(event: &HookEvent, roots: &SkillRoots) -> Vec<Action> {
 
 /// Handles one event end to end (see `claude::handle`).
 pub fn handle(home: &Path, wasm: &Source, bytes: &[u8], busy: &std::sync::Mutex<()>) -> Result<Outcome> {
-    let event = parse(bytes)?;
-    let actions = actions(&event, &SkillRoots::for_event(home, &event.cwd));
-    deliver(home, wasm, &event, actions, busy)
+    tool::handle(home, wasm, bytes, busy, parse, actions)
 }
 
 #[cfg(test)]
@@ -86,8 +84,7 @@ mod tests {
     use serde_json::json;
 
     fn fixture(name: &str) -> Value {
-        let path = format!("{}/tests/fixtures/harness/cursor/payloads/{name}.json", env!("CARGO_MANIFEST_DIR"));
-        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+        tool::fixture("cursor", name)
     }
 
     fn map(raw: Value, roots: &SkillRoots) -> Vec<Action> {

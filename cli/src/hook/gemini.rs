@@ -6,7 +6,7 @@
 //! CLI retry it); `SessionEnd` and the rest give the plugin its tick. Gemini CLI reads stdout as
 //! one JSON object, so the hook always prints one (`super::Harness::stdout`).
 
-use super::deliver::{Action, HookEvent, Outcome, deliver};
+use super::deliver::{Action, HookEvent, Outcome};
 use super::tool::{self, SkillRoots};
 use crate::component::Source;
 use anyhow::Result;
@@ -61,9 +61,7 @@ pub fn actions(event: &HookEvent, roots: &SkillRoots) -> Vec<Action> {
 
 /// Handles one event end to end (see `claude::handle`).
 pub fn handle(home: &Path, wasm: &Source, bytes: &[u8], busy: &std::sync::Mutex<()>) -> Result<Outcome> {
-    let event = HookEvent::parse(bytes)?;
-    let actions = actions(&event, &SkillRoots::for_event(home, &event.cwd));
-    deliver(home, wasm, &event, actions, busy)
+    tool::handle(home, wasm, bytes, busy, HookEvent::parse, actions)
 }
 
 #[cfg(test)]
@@ -72,8 +70,7 @@ mod tests {
     use serde_json::json;
 
     fn fixture(name: &str) -> Value {
-        let path = format!("{}/tests/fixtures/harness/gemini/payloads/{name}.json", env!("CARGO_MANIFEST_DIR"));
-        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+        tool::fixture("gemini", name)
     }
 
     fn map(raw: Value, roots: &SkillRoots) -> Vec<Action> {

@@ -7,7 +7,7 @@
 //! (completed, failed or interrupted). `on_session_finalize` and the rest give the plugin its
 //! tick. Hermes reads no stdout on these events, so the hook prints nothing.
 
-use super::deliver::{Action, HookEvent, Outcome, deliver};
+use super::deliver::{Action, HookEvent, Outcome};
 use super::tool::{self, SkillRoots};
 use crate::component::Source;
 use anyhow::Result;
@@ -58,9 +58,7 @@ pub fn actions(event: &HookEvent, roots: &SkillRoots) -> Vec<Action> {
 
 /// Handles one event end to end (see `claude::handle`).
 pub fn handle(home: &Path, wasm: &Source, bytes: &[u8], busy: &std::sync::Mutex<()>) -> Result<Outcome> {
-    let event = HookEvent::parse(bytes)?;
-    let actions = actions(&event, &SkillRoots::for_event(home, &event.cwd));
-    deliver(home, wasm, &event, actions, busy)
+    tool::handle(home, wasm, bytes, busy, HookEvent::parse, actions)
 }
 
 #[cfg(test)]
@@ -69,8 +67,7 @@ mod tests {
     use serde_json::{Value, json};
 
     fn fixture(name: &str) -> Value {
-        let path = format!("{}/tests/fixtures/harness/hermes/payloads/{name}.json", env!("CARGO_MANIFEST_DIR"));
-        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+        tool::fixture("hermes", name)
     }
 
     fn map(raw: Value, roots: &SkillRoots) -> Vec<Action> {

@@ -3,7 +3,8 @@
 //! ordinary tool event, its fields clipped. `claude`, `codex_hooks`, `gemini` and `cursor` name
 //! their tools; this file decides what a name and a path mean.
 
-use super::deliver::Action;
+use super::deliver::{Action, HookEvent, Outcome, deliver};
+use crate::component::Source;
 use crate::home;
 use self_evolve_host::plugin::ToolEvent;
 use serde_json::Value;
@@ -130,6 +131,30 @@ pub fn action(tool: &str, input: &Value, ok: bool, output: String, loaded: Optio
         },
         None => ToolEvent { tool: tool.to_string(), args_json: clip(input.to_string()), ok, output: clip(output) },
     })
+}
+
+/// One event end to end, for every harness: read by `parse`, mapped by `actions` against the
+/// event's skill roots, delivered to the plugin.
+pub fn handle(
+    home: &Path,
+    wasm: &Source,
+    bytes: &[u8],
+    busy: &std::sync::Mutex<()>,
+    parse: fn(&[u8]) -> anyhow::Result<HookEvent>,
+    actions: fn(&HookEvent, &SkillRoots) -> Vec<Action>,
+) -> anyhow::Result<Outcome> {
+    let event = parse(bytes)?;
+    let actions = actions(&event, &SkillRoots::for_event(home, &event.cwd));
+    deliver(home, wasm, &event, actions, busy)
+}
+
+/// The recorded payloads of `cli/tests/fixtures/harness/<harness>/payloads`, for each mapping's
+/// unit tests.
+#[cfg(test)]
+pub fn fixture(harness: &str, name: &str) -> Value {
+    let path = format!("{}/tests/fixtures/harness/{harness}/payloads/{name}.json", env!("CARGO_MANIFEST_DIR"));
+    serde_json::from_str(&std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}")))
+        .unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
 #[cfg(test)]
