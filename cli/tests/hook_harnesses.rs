@@ -391,6 +391,20 @@ fn a_turn_reaches_the_plugin(h: H) {
     }
     let end = wait_for_end(&s);
     assert_eq!((end["session"].as_str(), end["status"].as_str()), (Some(session.as_str()), Some("completed")), "{end}");
+    // The reviewer was seeded with the conversation: Claude Code's own transcript, or for the
+    // others (whose transcripts are in shapes of their own) the one the host kept from the hooks.
+    let said_by_person = match h {
+        H::Claude => "always use pnpm here".to_string(),
+        H::Hermes => prompt["extra"]["user_message"].as_str().unwrap().to_string(),
+        _ => prompt["prompt"].as_str().unwrap().to_string(),
+    };
+    let seeds: String = std::fs::read_dir(s.agent_dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("prompt-"))
+        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .collect();
+    assert!(seeds.contains(&said_by_person), "{}: the reviewer's prompt lacks {said_by_person:?}:\n{seeds}", h.name());
 }
 
 #[test]

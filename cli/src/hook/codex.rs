@@ -37,7 +37,7 @@ pub fn parse(bytes: &[u8]) -> Result<(HookEvent, Vec<Action>)> {
         }
         actions.push(Action::TurnEnd(TurnStatus::Completed));
     }
-    let event = HookEvent { session, cwd, transcript: None, name: format!("codex {kind}"), raw };
+    let event = HookEvent { session, cwd, transcript: None, name: format!("codex {kind}"), raw, keep_transcript: true };
     Ok((event, actions))
 }
 

@@ -28,7 +28,7 @@ pub fn parse(bytes: &[u8]) -> Result<HookEvent> {
     check_session(&session, field)?;
     // Only tool events carry `cwd`; the workspace's first root is the session's folder.
     let cwd = text("cwd").or_else(|| raw["workspace_roots"][0].as_str().map(str::to_string)).unwrap_or_default();
-    Ok(HookEvent { session, cwd, transcript: text("transcript_path"), name, raw })
+    Ok(HookEvent { session, cwd, transcript: None, name, raw, keep_transcript: true })
 }
 
 /// The plugin events a Cursor hook event maps to (pure, so every case is tested without a process).
@@ -95,7 +95,8 @@ mod tests {
     fn the_conversation_is_the_session_and_the_first_workspace_root_its_folder() {
         let event = parse(fixture("stop").to_string().as_bytes()).unwrap();
         assert_eq!((event.session.as_str(), event.cwd.as_str()), ("3f2b6c1e-8d4a-4f0b-9c7e-5a1d2e3b4c5f", "/project"));
-        assert!(event.transcript.as_deref().is_some_and(|t| t.ends_with(".jsonl")));
+        // Cursor's own transcript is not Claude Code's shape: the host keeps its own copy.
+        assert!(event.transcript.is_none() && event.keep_transcript);
         let mut bare = fixture("sessionEnd");
         bare.as_object_mut().unwrap().remove("conversation_id");
         assert_eq!(parse(bare.to_string().as_bytes()).unwrap().session, "3f2b6c1e-8d4a-4f0b-9c7e-5a1d2e3b4c5f");

@@ -3,6 +3,7 @@
 //! and the log (`deliver`). `claude`, `codex`, `codex_hooks`, `gemini` and `cursor` map their
 //! agent's payloads onto it; what reaches stdout is each harness's (`super::Harness::stdout`).
 
+use super::transcript::Said;
 use crate::component::Source;
 use anyhow::{Context, Result, bail};
 use self_evolve_host::plugin::{CallContext, Origin, ToolEvent, TurnStatus};
@@ -24,9 +25,13 @@ pub enum Action {
 pub struct HookEvent {
     pub session: String,
     pub cwd: String,
+    /// A transcript in Claude Code's shape, which a reviewer's seed reads.
     pub transcript: Option<String>,
     pub name: String,
     pub raw: Value,
+    /// The harness's own transcript is in another shape: the host keeps the conversation itself
+    /// (`super::transcript`) and seeds reviewers from that.
+    pub keep_transcript: bool,
 }
 
 impl HookEvent {
@@ -44,6 +49,7 @@ impl HookEvent {
             transcript: text("transcript_path").filter(|p| !p.is_empty()),
             name,
             raw,
+            keep_transcript: false,
         })
     }
 }
@@ -88,8 +94,24 @@ pub fn deliver(
     busy: &std::sync::Mutex<()>,
 ) -> Result<Outcome> {
     let mut live = guarded(busy, || crate::live::open(home, wasm))?;
+    let kept = event.keep_transcript.then(|| {
+        let said: Vec<Said> = actions
+            .iter()
+            .filter_map(|a| match a {
+                Action::User(text) => Some(Said::User(text)),
+                Action::Assistant(text) => Some(Said::Assistant(text)),
+                Action::Tool(tool) => Some(Said::Tool(&tool.tool)),
+                _ => None,
+            })
+            .collect();
+        super::transcript::keep(home, &event.session, &said)
+    });
+    let transcript = match kept {
+        Some(kept) => kept,
+        None => event.transcript.clone(),
+    };
     if let Ok(mut provider) = live.provider.lock() {
-        provider.note_session(&event.session, &event.cwd, event.transcript.as_deref());
+        provider.note_session(&event.session, &event.cwd, transcript.as_deref());
     }
     // A reviewer that is itself an agent with hooks (`claude -p` run by the `command` provider)
     // fires them too: its turns are a subagent's in the parent session (its own `session_id` is

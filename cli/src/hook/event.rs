@@ -3,6 +3,7 @@
 //! clock (`t` may be left out and is ignored), and its decisions are printed as JSON lines; a
 //! process per event decides what one process would, since session state is on disk.
 
+use super::transcript::Said;
 use crate::component::Source;
 use crate::events::{Event, context};
 use anyhow::{Context, Result};
@@ -86,7 +87,13 @@ fn handle(live: &mut crate::live::Live, cwd: &str, event: &Event) -> Result<Vec<
         return Ok(vec![json!({"kind": "event", "ok": false, "error": error}).to_string()]);
     }
     if let Some(session) = session_of(event) {
-        let transcript = keep_transcript(&live.home, session, event);
+        let said = match event {
+            Event::User { text, human: true, .. } => Some(Said::User(text)),
+            Event::Assistant { text, .. } => Some(Said::Assistant(text)),
+            Event::Tool { tool, .. } => Some(Said::Tool(tool)),
+            _ => None,
+        };
+        let transcript = super::transcript::keep(&live.home, session, said.as_slice());
         if let Ok(mut provider) = live.provider.lock() {
             provider.note_session(session, cwd, transcript.as_deref());
         }
@@ -113,57 +120,6 @@ fn handle(live: &mut crate::live::Live, cwd: &str, event: &Event) -> Result<Vec<
     decisions.extend(crate::events::apply(plugin, event, ctx_of)?.unwrap_or_default());
     decisions.extend(plugin.pump_activations()?);
     Ok(decisions)
-}
-
-/// A session's conversation as the host saw it through `event` lines, kept in Claude Code's
-/// transcript shape (`<home>/run/sessions/<hash>.jsonl`) so a reviewer is seeded with it as
-/// one started from a hook is with Claude Code's own. Past `MAX_TRANSCRIPT_BYTES` only the
-/// latest part is kept. Returns the transcript's path.
-fn keep_transcript(home: &Path, session: &str, event: &Event) -> Option<String> {
-    use sha2::Digest;
-    let key = hex(&sha2::Sha256::digest(session.as_bytes())[..12]);
-    let dir = home.join("run").join("sessions");
-    let path = dir.join(format!("{key}.jsonl"));
-    // The file is a copy of the conversation a reviewer is later seeded from: kept redacted.
-    let redacted = |text: &String| self_evolve_scan::redact_secrets(text).unwrap_or_else(|| text.clone());
-    let entry = match event {
-        Event::User { text, human: true, .. } => {
-            let text = redacted(text);
-            Some(json!({"type": "user", "message": {"role": "user", "content": text}}))
-        }
-        Event::Assistant { text, .. } => Some(
-            json!({"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": redacted(text)}]}}),
-        ),
-        Event::Tool { tool, .. } => Some(
-            json!({"type": "assistant", "message": {"role": "assistant", "content": [{"type": "tool_use", "name": tool}]}}),
-        ),
-        _ => None,
-    };
-    if let Some(entry) = entry {
-        let appended = std::fs::create_dir_all(&dir).and_then(|_| {
-            let mut file = std::fs::OpenOptions::new().create(true).append(true).open(&path)?;
-            file.write_all(format!("{entry}\n").as_bytes())?;
-            if file.metadata()?.len() > MAX_TRANSCRIPT_BYTES {
-                let text = std::fs::read(&path)?;
-                let keep = &text[text.len() - (MAX_TRANSCRIPT_BYTES / 2) as usize..];
-                let from = keep.iter().position(|b| *b == b'\n').map_or(keep.len(), |i| i + 1);
-                let tmp = path.with_extension(format!("jsonl.{}.tmp", std::process::id()));
-                std::fs::write(&tmp, &keep[from..])?;
-                std::fs::rename(&tmp, &path)?;
-            }
-            Ok(())
-        });
-        if let Err(err) = appended {
-            eprintln!("self-evolve: keeping the transcript of `{}`: {err}", self_evolve_host::text::visible(session));
-        }
-    }
-    path.is_file().then(|| path.to_string_lossy().into_owned())
-}
-
-const MAX_TRANSCRIPT_BYTES: u64 = 8 << 20;
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]

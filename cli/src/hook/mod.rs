@@ -15,6 +15,7 @@ pub mod event;
 pub mod gemini;
 pub mod hermes;
 pub mod tool;
+pub mod transcript;
 
 use crate::component::Source;
 use std::io::Read;

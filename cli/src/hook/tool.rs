@@ -143,7 +143,10 @@ pub fn handle(
     parse: fn(&[u8]) -> anyhow::Result<HookEvent>,
     actions: fn(&HookEvent, &SkillRoots) -> Vec<Action>,
 ) -> anyhow::Result<Outcome> {
-    let event = parse(bytes)?;
+    let mut event = parse(bytes)?;
+    // None of these harnesses writes its transcript in Claude Code's shape: the host keeps one.
+    event.transcript = None;
+    event.keep_transcript = true;
     let actions = actions(&event, &SkillRoots::for_event(home, &event.cwd));
     deliver(home, wasm, &event, actions, busy)
 }
