@@ -83,6 +83,40 @@ pub(super) fn diff(host: &impl Host, ctx: &CallContext, arg: &str, json_mode: bo
     answer(json_mode, json!({"name": name, "version": v, "path": version.path, "diff": diff}), || diff.clone())
 }
 
+/// The file before version A against the file before version B: what versions A up to B changed
+/// (either may be the older). Both must be versions of one skill's one file; the kept bytes are
+/// checked as `diff NAME@V` checks them, and what looks like a credential is never shown.
+pub(super) fn diff_between(
+    host: &impl Host,
+    ctx: &CallContext,
+    from: &str,
+    to: &str,
+    json_mode: bool,
+) -> Result<String, String> {
+    let (name, a) = name_at(from)?;
+    let (other, b) = name_at(to)?;
+    if other != name {
+        return Err(usage_error(&format!(
+            "`{from}` and `{to}` name two skills; `/skills diff NAME@A NAME@B` compares two versions of one skill"
+        )));
+    }
+    let (_, versions) = located(host, ctx, name)?;
+    let (first, second) = (pick(&versions, name, Some(a))?, pick(&versions, name, Some(b))?);
+    if first.path != second.path {
+        return Err(format!(
+            "versions {a} and {b} of `{name}` changed two files ({} and {}); a diff compares one file: \
+             `/skills log {name}` shows which versions changed which",
+            first.path, second.path
+        ));
+    }
+    let old = history::before(host, &ctx.cwd, &first).map_err(|e| e.message)?;
+    let new = history::before(host, &ctx.cwd, &second).map_err(|e| e.message)?;
+    let diff = unified_diff(&first.path, old.as_deref(), new.as_deref());
+    let diff = crate::library::guards::scan::redact_secrets(&diff).unwrap_or(diff);
+    let value = json!({"name": name, "from": a, "to": b, "path": first.path, "diff": diff});
+    answer(json_mode, value, || diff.clone())
+}
+
 /// What undoes a version that changed only what the operator or the curator owns, if it is one.
 fn owned_change(operation: &str, name: &str) -> Option<String> {
     match operation {
@@ -169,3 +203,7 @@ pub(super) fn revert(
         _ => format!("reverted {} ({scope} scope) to the file before version {}", version.path, version.version),
     })
 }
+
+#[cfg(test)]
+#[path = "history_tests.rs"]
+mod tests;

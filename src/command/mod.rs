@@ -65,9 +65,11 @@ fn dispatch(host: &impl Host, active: &mut Active, ctx: &CallContext, args: &str
         Some("reviews") => review::reviews(host, rest, a.json),
         Some("approval") => approval::switch(host, rest, a.json),
         Some("pending") => approval::pending(host, rest, a.json),
-        Some("diff") => match one_arg(rest, "diff ID")? {
-            version if version.contains('@') => history::diff(host, ctx, version, a.json),
-            id => approval::diff(host, id, a.json),
+        Some("diff") => match rest {
+            [version] if version.contains('@') => history::diff(host, ctx, version, a.json),
+            [id] => approval::diff(host, id, a.json),
+            [from, to] if from.contains('@') && to.contains('@') => history::diff_between(host, ctx, from, to, a.json),
+            _ => Err(usage_error("expected `/skills diff ID`, `diff NAME@VERSION` or `diff NAME@A NAME@B`")),
         },
         Some("log") => history::log(host, ctx, one_arg(rest, "log NAME")?, a.json),
         Some("revert") => history::revert(host, active, ctx, rest, a.json),

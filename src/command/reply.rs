@@ -10,6 +10,7 @@ pub const USAGE: &str = "usage: /skills <subcommand> [--json]
   show NAME                                       one skill's file and state
   pending                                         staged writes waiting for approval
   diff ID | diff NAME@VERSION                     a staged write's unified diff; a kept version against the file now
+  diff NAME@A NAME@B                              the file before version A against the file before version B
   approve ID [--accept-finding RULE]…             apply a staged write (ID may be `latest`); a held write
                                                   lands only when each finding's rule is accepted
   reject ID                                       discard a staged write
