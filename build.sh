@@ -3,7 +3,8 @@
 #   ./build.sh        build the plugin, componentize it into dist/self-evolve.wasm, audit its imports
 #   ./build.sh test   build + cargo fmt --check + clippy (warnings denied) + every test
 #   ./build.sh demo   build + run the main job
-# Installs what it needs (the wasm32-unknown-unknown target, rustfmt, clippy) when missing.
+# Installs what it needs (the wasm32-unknown-unknown target, rustfmt, clippy; for `test`, Debian's
+# chromium and chromium-driver) when missing.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -53,11 +54,42 @@ run_tests() {
     cargo clippy --workspace --all-targets --locked -- -D warnings
     step "clippy (the plugin as wasm, including the binding adapter)"
     cargo clippy -p self-evolve-plugin -p self-evolve-scan --target "$WASM_TARGET" --locked -- -D warnings
+    ensure_browser
     step "tests"
     cargo test --workspace --locked
     wasm_unit_tests
     python_tests
     node_tests
+}
+
+# The operator console's browser test (cli/tests/console_browser.rs) drives headless Chromium
+# through chromedriver; it fails, never skips, without them. Debian's packages when missing.
+ensure_browser() {
+    local chromium=${SELF_EVOLVE_CHROMIUM:-$(command -v chromium || true)}
+    local driver=${SELF_EVOLVE_CHROMEDRIVER:-$(command -v chromedriver || true)}
+    if [ -n "$chromium" ] && [ -n "$driver" ]; then
+        return
+    fi
+    step "installing Debian's chromium and chromium-driver (cli/tests/console_browser.rs drives them)"
+    if ! command -v apt-get >/dev/null 2>&1; then
+        echo "build.sh: the console's browser test needs chromium and chromedriver, and there is no apt-get here;" >&2
+        echo "          install them with the system's package manager (or set SELF_EVOLVE_CHROMIUM and SELF_EVOLVE_CHROMEDRIVER) and re-run." >&2
+        exit 1
+    fi
+    local sudo=""
+    if [ "$(id -u)" -ne 0 ]; then
+        if ! command -v sudo >/dev/null 2>&1; then
+            echo "build.sh: installing chromium and chromium-driver needs root or sudo; install them and re-run." >&2
+            exit 1
+        fi
+        sudo=sudo
+    fi
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium chromium-driver
+    if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
+        echo "build.sh: apt-get installed chromium and chromium-driver, yet chromium or chromedriver is not on PATH" >&2
+        exit 1
+    fi
 }
 
 # The plugin's unit tests (policy on the in-memory fake host) once more, compiled to

@@ -3,10 +3,13 @@
 //!
 //! Floors, top to bottom; a floor uses only its own and the floors under it:
 //! - front doors: `cli/` (the subcommands), `mcp/` (the MCP server), `hook/` (Claude Code's and
-//!   Codex's hook entry, and `self-evolve event`);
-//! - services: `team/` (team sync) on `live/` (live sessions and their reviewers) on `git/` (the
-//!   skills root as a git tree); `check/` (checking skill folders), `events/` (the session
-//!   event lines replay and `event` read) and `setup/` (an agent harness's config files);
+//!   Codex's hook entry, and `self-evolve event`), `console/` (`self-evolve ui`, the operator's
+//!   web page);
+//! - services: `operator` (the operator's `/skills` line, one path for the CLI and the console);
+//!   `team/` (team sync) on `live/` (live sessions and their reviewers) on `git/` (the skills
+//!   root as a git tree); `check/` (checking skill folders), `events/` (the session event lines
+//!   replay and `event` read), `gate_stats` (a gates.jsonl summary) and `setup/` (an agent
+//!   harness's config files);
 //! - the home: `home/` (roots, `config.json`, `host.json`), `component` (which component runs),
 //!   `identity` (operator or reviewer), `input` (bounded line reading);
 //! - the host library (`self_evolve_host`) and the plugin it loads.
@@ -31,13 +34,16 @@ macro_rules! say {
 
 // Front doors.
 pub mod cli;
+pub mod console;
 pub mod hook;
 pub mod mcp;
 // Services.
 pub mod check;
 pub mod events;
+pub mod gate_stats;
 pub mod git;
 pub mod live;
+pub mod operator;
 pub mod setup;
 pub mod team;
 // The home.

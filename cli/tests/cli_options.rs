@@ -132,7 +132,7 @@ fn an_option_a_subcommand_has_no_use_for_is_refused_and_touches_nothing() {
         ),
         (
             &["tool", "skill_manage", "{}", "--session", "s1", "--project", ".", "--home", h],
-            "--project does not apply to `self-evolve tool` (it applies to inspect, skills, mcp and setup); give the session's working folder with --cwd",
+            "--project does not apply to `self-evolve tool` (it applies to inspect, skills, mcp, setup and ui); give the session's working folder with --cwd",
         ),
         (&["check", ".", "--home", h], "--home does not apply to `self-evolve check`"),
         (&["gate-stats", "g.jsonl", "--home", h], "--home does not apply to `self-evolve gate-stats`"),
@@ -154,8 +154,20 @@ fn an_option_a_subcommand_has_no_use_for_is_refused_and_touches_nothing() {
 #[test]
 fn every_subcommand_help_ends_with_an_example() {
     let place = tempfile::tempdir().unwrap();
-    let subcommands =
-        ["inspect", "check", "skills", "gate-stats", "replay", "mcp", "hook", "event", "tool", "sync", "config", "setup"];
+    let subcommands = [
+        "inspect",
+        "check",
+        "skills",
+        "gate-stats",
+        "replay",
+        "mcp",
+        "hook",
+        "event",
+        "tool",
+        "sync",
+        "config",
+        "setup",
+    ];
     let top = stdout(&run(place.path(), &["--help"]));
     for name in subcommands {
         assert!(top.contains(&format!("  {name} ")), "`self-evolve --help` lists {name}");

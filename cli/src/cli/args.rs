@@ -186,6 +186,21 @@ Examples:
         #[arg(long, conflicts_with_all = ["remove", "project"])]
         home_only: bool,
     },
+    /// Serve the operator console, a local web page over the home: pending writes with their
+    /// diffs (approve, reject), skills and their history (revert, pin, archive), reviews, the
+    /// gate's charts and the curator. Bound to loopback only; the printed link carries a one-time
+    /// token. Serves until Ctrl-C.
+    #[command(after_help = r#"Examples:
+  self-evolve ui                       (opens the page in a browser)
+  self-evolve ui --no-open --port 8765 (prints the link only)"#)]
+    Ui {
+        /// The port on 127.0.0.1 and [::1] (default 0: any free port).
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+        /// Print the link; do not start a browser.
+        #[arg(long)]
+        no_open: bool,
+    },
     /// Runs one live reviewer to completion (started detached by the reviewer provider).
     #[command(hide = true)]
     ReviewerRun {
@@ -284,12 +299,13 @@ pub fn applies(cli: &Cli) -> Result<()> {
         Command::ReviewerRun { .. } => "reviewer-run",
         Command::Config { .. } => "config",
         Command::Setup { .. } => "setup",
+        Command::Ui { .. } => "ui",
     };
     // `event`, `tool` and `config` answer in JSON already; `--json` changes nothing there.
-    let takes_json = !matches!(name, "inspect" | "mcp" | "hook" | "reviewer-run");
+    let takes_json = !matches!(name, "inspect" | "mcp" | "hook" | "reviewer-run" | "ui");
     // The project scope is a folder's `.dsh/skills` exactly; `tool` and `event` find theirs from
     // the session's working folder (`--cwd`), as a harness's calls do.
-    let takes_project = matches!(name, "inspect" | "skills" | "mcp" | "setup");
+    let takes_project = matches!(name, "inspect" | "skills" | "mcp" | "setup" | "ui");
     // These read only the files named on their command line.
     let takes_home = !matches!(name, "check" | "gate-stats" | "config");
     if cli.json && !takes_json {
@@ -299,7 +315,7 @@ pub fn applies(cli: &Cli) -> Result<()> {
         let instead =
             if matches!(name, "tool" | "event") { "; give the session's working folder with --cwd" } else { "" };
         bail!(
-            "--project does not apply to `self-evolve {name}` (it applies to inspect, skills, mcp and setup){instead}"
+            "--project does not apply to `self-evolve {name}` (it applies to inspect, skills, mcp, setup and ui){instead}"
         );
     }
     if cli.home.is_some() && !takes_home {

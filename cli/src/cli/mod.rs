@@ -4,7 +4,6 @@
 //! `hook/`) it only starts.
 
 mod args;
-pub mod gate_stats;
 mod inspect;
 mod narrate;
 pub mod replay;
@@ -157,50 +156,26 @@ fn run(mut cli: Cli) -> Result<ExitCode> {
             if json && !args.iter().take_while(|a| *a != "--").any(|a| a == "--json") {
                 args.push("--json".into());
             }
-            let config = HostConfig { fs: home::fs_config(&home, project.as_deref()), ..HostConfig::default() };
-            let mut plugin = Plugin::from_bytes(&wasm.bytes()?, config)?;
-            // The CLI runs no agents: `review now` says so instead of starting a child nobody runs.
-            let services: Vec<String> = vec!["commands".to_string()];
-            let config_json = home::operator_config(&home)?;
-            plugin.init(&config_json, &services)?.map_err(|e| anyhow::anyhow!("{}: {}", e.key, e.message))?;
-            // Inside a reviewer the line is the reviewer's, and the plugin refuses it anything
-            // that changes the library.
-            let ctx = identity::command_context("cli");
-            // The plugin already shows hidden characters in text answers; the host does too, in
-            // case a plugin does not. A `--json` answer is for programs: the same value, with
-            // what a terminal would obey written as JSON escapes.
-            let json = args.iter().any(|a| a == "--json");
-            let shown = |text: String| {
-                if json {
-                    self_evolve_host::text::visible_json(&text).into_owned()
-                } else {
-                    self_evolve_host::text::visible_lines(&text)
-                }
-            };
-            let answer = plugin.command(&ctx, &args.join(" "))?;
-            // A team library: an approval, revert or archive becomes a commit.
-            if let Some(git) = crate::home::host_file::HostFile::load(&home).ok().and_then(|f| f.git)
-                && let Err(err) = crate::git::commit_landed(&home, &git)
-            {
-                eprintln!("self-evolve: git commit: {}", self_evolve_host::text::shown_error(&format!("{err:#}")));
+            let answer = crate::operator::Operator::open(&home, project.as_deref(), &wasm)?.run(&args)?;
+            if answer.ok {
+                crate::say!("{}", answer.text);
+                Ok(ExitCode::SUCCESS)
+            } else {
+                eprintln!("{}", answer.text);
+                Ok(ExitCode::from(2))
             }
-            match answer {
-                Ok(text) => {
-                    crate::say!("{}", shown(text));
-                    Ok(ExitCode::SUCCESS)
-                }
-                Err(text) => {
-                    eprintln!("{}", shown(text));
-                    Ok(ExitCode::from(2))
-                }
-            }
+        }
+        Command::Ui { port, no_open } => {
+            let home = absolute(home.unwrap_or_else(home::default_home));
+            crate::console::run(crate::console::Options { home, project, port, open: !no_open, wasm })?;
+            Ok(ExitCode::SUCCESS)
         }
         Command::GateStats { file } => {
             let reader = std::io::BufReader::with_capacity(
                 1 << 20,
                 std::fs::File::open(&file).with_context(|| format!("opening {}", file.display()))?,
             );
-            let stats = gate_stats::summarize(reader)?;
+            let stats = crate::gate_stats::summarize(reader)?;
             if json {
                 crate::say!("{}", self_evolve_host::text::visible_json(&stats.to_json().to_string()));
             } else {

@@ -65,16 +65,21 @@ pub fn operator_config(home: &Path) -> anyhow::Result<String> {
     Ok(text)
 }
 
-/// Roots for operator commands: `project`'s skills folder (`--project`), else the project found
-/// above the current directory.
-pub fn fs_config(home: &Path, project: Option<&Path>) -> FsConfig {
+/// The project of operator commands: `project` (`--project`), else the nearest folder holding
+/// `.git` or `.dsh` above the current directory.
+pub fn operator_project(project: Option<&Path>) -> Option<PathBuf> {
     let found = || {
         std::env::current_dir().ok().and_then(|cwd| {
             cwd.ancestors().find(|d| d.join(".git").exists() || d.join(".dsh").is_dir()).map(Path::to_path_buf)
         })
     };
+    project.map(Path::to_path_buf).or_else(found)
+}
+
+/// Roots for operator commands: the skills folder of `operator_project`.
+pub fn fs_config(home: &Path, project: Option<&Path>) -> FsConfig {
     let projects = ProjectRoots {
-        default_project: project.map(Path::to_path_buf).or_else(found).map(|p| p.join(".dsh/skills")),
+        default_project: operator_project(project).map(|p| p.join(".dsh/skills")),
         ..ProjectRoots::default()
     };
     FsConfig { user_skills: Some(user_skills(home)), state: Some(state(home)), projects, ..FsConfig::default() }

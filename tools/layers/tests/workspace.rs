@@ -17,17 +17,21 @@ const FLOORS: [(&str, &[(&str, u8)]); 3] = [
         &[
             ("main", 60),
             ("lib", 60),
-            // Front doors: the CLI starts the other two.
+            // Front doors: the CLI starts the other three.
             ("cli", 51),
             ("mcp", 50),
             ("hook", 50),
-            // Services: team sync on live sessions on the git tree; checking, event lines, harness setup.
+            ("console", 50),
+            // Services: the operator's `/skills` line (the CLI's and the console's); team sync on
+            // live sessions on the git tree; checking, event lines, the gate log's summary, harness setup.
+            ("operator", 44),
             ("team", 43),
             ("live", 42),
             ("git", 41),
             ("check", 41),
             ("events", 41),
             ("setup", 41),
+            ("gate_stats", 41),
             // The home.
             ("home", 30),
             ("component", 30),

@@ -516,7 +516,9 @@ function drawSkills(ans) {
       choice('Scope', 'f-scope', [['', 'both'], ['user', 'user'], ['project', 'project']], s.scope, filter('scope'), 'filter-scope'),
       choice('Status', 'f-status', [['', 'any'], ['active', 'active'], ['stale', 'stale'], ['archived', 'archived'], ['invalid', 'invalid']], s.status, filter('status'), 'filter-status')),
     items.length
-      ? [table('Skills', cols, items, (r) => ({ 'data-test': 'skill-row', 'data-name': r.name })),
+      ? [table('Skills', cols, items, (r) => ({ 'data-test': 'skill-row', 'data-name': r.name, class: 'link-row',
+        // The whole row opens the skill's page (the name is the link a keyboard reaches).
+        onclick: (e) => { if (!e.target.closest('a')) go(`#skill/${encodeURIComponent(r.name)}`); } })),
         pager(ans, items.length, (n) => { s.page = n; show(true); }, 'skills')]
       : h('p', { class: 'muted', text: 'No skills match.' }),
     (ans.warnings || []).length ? h('ul', { class: 'warnings' }, ans.warnings.map((w) => h('li', {}, vis(w)))) : null);

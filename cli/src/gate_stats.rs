@@ -1,6 +1,7 @@
-//! `self-evolve gate-stats FILE`: summarises gates.jsonl — decision split, sources, fallback
-//! reasons, `no`-confidence and latency percentiles, and how many decisions each candidate
-//! threshold would have skipped. Streams the file; malformed lines are counted, never fatal.
+//! Defines the summary of a gates.jsonl log — decision split, sources, fallback reasons,
+//! `no`-confidence and latency percentiles, and how many decisions each candidate threshold would
+//! have skipped — for `self-evolve gate-stats FILE` and the console's Gate view. A service on the
+//! home floor's line reader. Streams the file; malformed lines are counted, never fatal.
 
 use serde::Deserialize;
 use serde_json::{Value, json};
