@@ -1,0 +1,275 @@
+//! The operator console (`self-evolve ui`) spoken to over raw HTTP, every header chosen by the
+//! test (issue 38 items 3 and 4): who is let in, and that each action and read goes through the
+//! CLI's own path, refusing in the CLI's words and changing nothing.
+
+mod console_support;
+
+use console_support::*;
+use serde_json::{Value, json};
+
+/// Requests from anywhere but the person's browser are refused and change nothing: without the
+/// token or cookie, with a foreign `Host` (DNS rebinding), cross-site, without the CSRF token.
+/// The same request with everything right then succeeds, so each refusal was for the header
+/// the test left out.
+#[test]
+fn the_console_refuses_other_callers_and_changes_nothing() {
+    let home = prepare_home();
+    let console = Console::start(&home, "refusals");
+    let host = console.host();
+    let origin = format!("http://{host}");
+    let get = |path: &str, host: &str, extra: &[&str]| {
+        let mut head = vec![format!("GET {path} HTTP/1.1"), format!("Host: {host}")];
+        head.extend(extra.iter().map(|h| h.to_string()));
+        raw(console.port, &head, "")
+    };
+    let approve = json!({"args": ["approve", home.alpha]}).to_string();
+    let post = |host: &str, extra: &[String]| {
+        let mut head = vec![
+            "POST /api/act HTTP/1.1".to_string(),
+            format!("Host: {host}"),
+            "Content-Type: application/json".into(),
+        ];
+        head.extend(extra.iter().cloned());
+        raw(console.port, &head, &approve)
+    };
+
+    // Let the server settle (a first read may refresh the listing), then hold the tree.
+    let token_path = format!("/?token={}", console.token);
+    let opened = get(&token_path, &host, &[]);
+    assert_eq!(opened.status, 303, "the launch link opens a session: {}", opened.head);
+    let set_cookie = opened.header("Set-Cookie").unwrap_or_default();
+    assert!(set_cookie.contains("HttpOnly") && set_cookie.contains("SameSite=Strict"), "{set_cookie}");
+    let cookie = set_cookie.split(';').next().unwrap().trim().to_string();
+    assert!(cookie.starts_with("se_session=") && cookie.len() > "se_session=".len() + 32, "{cookie}");
+    let cookie_header = format!("Cookie: {cookie}");
+    let session = get("/api/session", &host, &[&cookie_header]);
+    assert_eq!(session.status, 200, "{}", session.head);
+    for (name, value) in [
+        ("Content-Security-Policy", "script-src 'self'"),
+        ("X-Content-Type-Options", "nosniff"),
+        ("X-Frame-Options", "DENY"),
+        ("Cache-Control", "no-store"),
+        ("Referrer-Policy", "no-referrer"),
+    ] {
+        assert!(session.header(name).is_some_and(|v| v.contains(value)), "{name}: {}", session.head);
+    }
+    let csrf: Value = serde_json::from_str(&session.body).unwrap();
+    let csrf = csrf["csrf"].as_str().expect("a CSRF token").to_string();
+    let pending = get("/api/read?args=pending", &host, &[&cookie_header]);
+    assert_eq!(pending.status, 200, "{}", pending.head);
+    let before = home.tree();
+
+    let evil = format!("evil.example:{}", console.port);
+    let refused: Vec<(&str, Answer, &[u16])> = vec![
+        ("the page without the token", get("/", &host, &[]), &[401]),
+        ("a wrong token", get("/?token=00", &host, &[]), &[401, 403]),
+        ("the session without the cookie", get("/api/session", &host, &[]), &[401]),
+        ("the launch link under a foreign Host", get(&token_path, &evil, &[]), &[421, 403]),
+        ("a read under a foreign Host", get("/api/read?args=pending", &evil, &[&cookie_header]), &[421, 403]),
+        ("GET on /api/act", get("/api/act", &host, &[&cookie_header]), &[405]),
+        (
+            "an approval without the cookie",
+            post(&host, &[format!("X-CSRF-Token: {csrf}"), format!("Origin: {origin}")]),
+            &[401, 403],
+        ),
+        (
+            "an approval without the CSRF token",
+            post(&host, &[cookie_header.clone(), format!("Origin: {origin}")]),
+            &[403],
+        ),
+        (
+            "an approval with a wrong CSRF token",
+            post(&host, &[cookie_header.clone(), "X-CSRF-Token: 00".into(), format!("Origin: {origin}")]),
+            &[403],
+        ),
+        (
+            "a cross-site approval (Origin http://evil.example)",
+            post(
+                &host,
+                &[cookie_header.clone(), format!("X-CSRF-Token: {csrf}"), "Origin: http://evil.example".into()],
+            ),
+            &[403],
+        ),
+        ("an approval without Origin", post(&host, &[cookie_header.clone(), format!("X-CSRF-Token: {csrf}")]), &[403]),
+        (
+            "an approval marked Sec-Fetch-Site: cross-site",
+            post(
+                &host,
+                &[
+                    cookie_header.clone(),
+                    format!("X-CSRF-Token: {csrf}"),
+                    format!("Origin: {origin}"),
+                    "Sec-Fetch-Site: cross-site".into(),
+                ],
+            ),
+            &[403],
+        ),
+        (
+            "an approval under a foreign Host (DNS rebinding)",
+            post(&evil, &[cookie_header.clone(), format!("X-CSRF-Token: {csrf}"), format!("Origin: http://{evil}")]),
+            &[421, 403],
+        ),
+    ];
+    for (what, answer, statuses) in &refused {
+        assert!(statuses.contains(&answer.status), "{what}: {} (wanted {statuses:?})\n{}", answer.status, answer.body);
+        assert!(answer.header("Set-Cookie").is_none(), "{what} gets no cookie");
+        assert!(!answer.body.contains(&csrf), "{what} learns no CSRF token");
+    }
+    assert!(home.tree() == before, "the refused requests changed the home");
+    assert!(!home.skill_file("alpha-notes").exists());
+
+    // The same approval with everything right lands.
+    let done = post(&host, &[cookie_header, format!("X-CSRF-Token: {csrf}"), format!("Origin: {origin}")]);
+    assert_eq!(done.status, 200, "{}\n{}", done.head, done.body);
+    let done: Value = serde_json::from_str(&done.body).unwrap();
+    assert_eq!(done["ok"], true, "{done}");
+    assert!(done["text"].as_str().unwrap().contains(&format!("approved {}", home.alpha)), "{done}");
+    assert!(home.skill_file("alpha-notes").is_file());
+    drop(console);
+}
+
+/// A browser's session with the console, as the page holds it: the cookie the launch link gave
+/// and the CSRF token `/api/session` handed the page.
+struct Client<'c> {
+    console: &'c Console,
+    cookie: String,
+    csrf: String,
+}
+
+impl<'c> Client<'c> {
+    fn open(console: &'c Console) -> Client<'c> {
+        let host = format!("Host: {}", console.host());
+        let opened = raw(console.port, &[format!("GET /?token={} HTTP/1.1", console.token), host.clone()], "");
+        assert_eq!(opened.status, 303, "{}", opened.head);
+        let cookie = opened.header("Set-Cookie").unwrap().split(';').next().unwrap().trim().to_string();
+        let session = raw(console.port, &["GET /api/session HTTP/1.1".into(), host, format!("Cookie: {cookie}")], "");
+        let csrf = serde_json::from_str::<Value>(&session.body).unwrap()["csrf"].as_str().unwrap().to_string();
+        Client { console, cookie, csrf }
+    }
+
+    /// `POST /api/act {"args": words}` as the page sends it; the status and the JSON answer.
+    fn act(&self, words: &[&str]) -> (u16, Value) {
+        let host = self.console.host();
+        let head = [
+            "POST /api/act HTTP/1.1".to_string(),
+            format!("Host: {host}"),
+            format!("Origin: http://{host}"),
+            "Sec-Fetch-Site: same-origin".into(),
+            "Content-Type: application/json".into(),
+            format!("Cookie: {}", self.cookie),
+            format!("X-CSRF-Token: {}", self.csrf),
+        ];
+        let answer = raw(self.console.port, &head, &json!({"args": words}).to_string());
+        (answer.status, serde_json::from_str(&answer.body).unwrap_or_else(|_| panic!("{}", answer.body)))
+    }
+
+    /// `GET /api/read?args=WORDS` as the page asks it; the status and the JSON answer.
+    fn read(&self, words: &[&str]) -> (u16, Value) {
+        let query: String = words.join(" ").bytes().map(|b| format!("%{b:02X}")).collect();
+        let head = [
+            format!("GET /api/read?args={query} HTTP/1.1"),
+            format!("Host: {}", self.console.host()),
+            format!("Cookie: {}", self.cookie),
+        ];
+        let answer = raw(self.console.port, &head, "");
+        (answer.status, serde_json::from_str(&answer.body).unwrap_or_else(|_| panic!("{}", answer.body)))
+    }
+}
+
+/// What `self-evolve skills WORDS` prints on stderr for a refusal (exit 2), trimmed.
+fn cli_refusal(home: &Home, words: &[&str]) -> String {
+    let mut args = vec!["skills"];
+    args.extend_from_slice(words);
+    let out = home.run(&args);
+    assert_eq!(out.status.code(), Some(2), "the CLI refuses `{}`: {}", words.join(" "), text(&out));
+    String::from_utf8(out.stderr).unwrap().trim().to_string()
+}
+
+/// Every action the console offers, refused: the console's answer is the CLI's text, byte for
+/// byte, and neither the console nor the CLI changed anything (item 3: one policy path).
+#[test]
+fn each_action_is_refused_in_the_cli_s_words_and_changes_nothing() {
+    let home = prepare_home();
+    let console = Console::start(&home, "policy");
+    let client = Client::open(&console);
+    assert_eq!(client.read(&["pending"]).0, 200, "the console reads");
+    let held = home.held.clone();
+    let refused: Vec<Vec<&str>> = vec![
+        vec!["approve", "1700000000000-000000"],
+        vec!["approve", &held],
+        vec!["approve", &held, "--accept-finding", "aws-access-token"],
+        vec!["reject", "1700000000000-000000"],
+        vec!["revert", "no-such-skill", "1"],
+        vec!["revert", "release-checklist", "99"],
+        vec!["pin", "no-such-skill"],
+        vec!["unpin", "no-such-skill"],
+        vec!["archive", "no-such-skill"],
+        vec!["restore", "release-checklist"],
+    ];
+    let verbs: std::collections::BTreeSet<&str> = refused.iter().map(|w| w[0]).collect();
+    assert_eq!(verbs.len(), 7, "every action the console offers: {verbs:?}");
+    let before = home.tree();
+    for words in &refused {
+        let cli = cli_refusal(&home, words);
+        let (status, answer) = client.act(words);
+        assert_eq!(status, 409, "`{}`: {answer}", words.join(" "));
+        assert_eq!(answer["ok"], false, "{answer}");
+        assert_eq!(
+            answer["error"].as_str(),
+            Some(cli.as_str()),
+            "`{}`: the console's refusal is the CLI's",
+            words.join(" ")
+        );
+        assert!(home.tree() == before, "`{}` changed the home", words.join(" "));
+    }
+    for words in [vec!["show", "no-such-skill"], vec!["log", "no-such-skill"], vec!["diff", "1700000000000-000000"]] {
+        let cli = cli_refusal(&home, &words);
+        let (status, answer) = client.read(&words);
+        assert_eq!(status, 409, "`{}`: {answer}", words.join(" "));
+        assert_eq!(
+            answer["error"].as_str(),
+            Some(cli.as_str()),
+            "`{}`: the console's refusal is the CLI's",
+            words.join(" ")
+        );
+    }
+    assert!(home.tree() == before, "the refused reads changed the home");
+
+    // What the page cannot send is refused before the plugin sees it, and changes nothing.
+    for words in [vec!["approval", "off"], vec!["curator", "run"], vec!["approve", &held, "--yes"], vec![]] {
+        let (status, answer) = client.act(&words);
+        assert_eq!(status, 400, "`{}`: {answer}", words.join(" "));
+    }
+    let (status, answer) = client.read(&["curator", "run"]);
+    assert_eq!(status, 400, "a read that would change something is not a read: {answer}");
+    assert!(home.tree() == before, "the words the console does not pass changed the home");
+}
+
+/// A console started inside a live reviewer calls as that reviewer, as `self-evolve skills` does
+/// there: the plugin refuses it every change (operator-only), in the same words.
+#[test]
+fn a_console_inside_a_reviewer_is_refused_every_change_as_the_cli_is() {
+    let home = prepare_home();
+    let activation = "act-1";
+    let console = Console::start_with(&home, "reviewer", &[("SELF_EVOLVE_ACTIVATION", activation)]);
+    let client = Client::open(&console);
+    let before = home.tree();
+    let alpha = home.alpha.clone();
+    for words in [vec!["approve", alpha.as_str()], vec!["reject", alpha.as_str()], vec!["pin", "release-checklist"]] {
+        let mut args = vec!["skills"];
+        args.extend_from_slice(&words);
+        let out = cli(home.dir.path())
+            .env("SELF_EVOLVE_ACTIVATION", activation)
+            .args(&args)
+            .arg("--home")
+            .arg(&home.path)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+        let cli = String::from_utf8(out.stderr).unwrap().trim().to_string();
+        assert!(cli.contains("operator-only") || cli.contains("operator"), "{cli}");
+        let (status, answer) = client.act(&words);
+        assert_eq!((status, answer["error"].as_str()), (409, Some(cli.as_str())), "`{}`", words.join(" "));
+    }
+    assert!(home.tree() == before, "a reviewer's console changed the home");
+}
