@@ -1,7 +1,10 @@
 //! Runnable docs: every ```sh block of README.md and docs/*.md is run, block by block in page
 //! order, in one temporary folder per page (a copy of examples/), with HOME set to a temporary
 //! folder and this build's `self-evolve` first on PATH. A ```sh exit=N block shows a refusal: it
-//! must exit with N (it stops at its first failing command). A ```sh no-run block is shown only,
+//! must exit with N (it stops at its first failing command). A ```sh serve block starts a server
+//! that runs until stopped (`self-evolve ui`): it must print its `http://127.0.0.1:PORT/?token=…`
+//! link, the link must let a browser in and serve a read, then the block is stopped. A ```sh
+//! no-run block is shown only,
 //! and may hold no command of our own CLI: every `self-evolve` command the docs show is run here.
 //! Other shell fences (bash, shell, console, zsh) are refused, so nothing escapes the two rules.
 
@@ -109,8 +112,12 @@ fn runs_ours(line: &str) -> bool {
     }
 }
 
-fn run_block(page: &Path, block: &Block, work: &Path, home: &Path, cache: &Path) {
-    let expected = expected_exit(&block.info).unwrap_or(0);
+/// The info string of a block that starts a server (`self-evolve ui`).
+const SERVE: &str = "sh serve";
+
+/// bash running `block` as a page's reader would: this build first on PATH, HOME the page's
+/// temporary one, nothing from the caller's environment that names a home or an agent's config.
+fn block_command(block: &Block, work: &Path, home: &Path, cache: &Path) -> Command {
     let bin = Path::new(env!("CARGO_BIN_EXE_self-evolve"));
     let path = format!("{}:{}", bin.parent().unwrap().display(), std::env::var("PATH").unwrap_or_default());
     let script = format!("set -euo pipefail\n{}", block.body);
@@ -124,14 +131,16 @@ fn run_block(page: &Path, block: &Block, work: &Path, home: &Path, cache: &Path)
             command.env_remove(key);
         }
     }
+    command.env("HOME", home).env("PATH", path).env("SELF_EVOLVE_CACHE_DIR", cache).stdin(Stdio::null());
+    command
+}
+
+fn run_block(page: &Path, block: &Block, work: &Path, home: &Path, cache: &Path) {
+    let expected = expected_exit(&block.info).unwrap_or(0);
     let output_dir = tempfile::tempdir().unwrap();
     let stdout_path = output_dir.path().join("stdout");
     let stderr_path = output_dir.path().join("stderr");
-    let mut child = command
-        .env("HOME", home)
-        .env("PATH", path)
-        .env("SELF_EVOLVE_CACHE_DIR", cache)
-        .stdin(Stdio::null())
+    let mut child = block_command(block, work, home, cache)
         .stdout(std::fs::File::create(&stdout_path).unwrap())
         .stderr(std::fs::File::create(&stderr_path).unwrap())
         .spawn()
@@ -169,6 +178,115 @@ fn run_block(page: &Path, block: &Block, work: &Path, home: &Path, cache: &Path)
     );
 }
 
+/// One HTTP/1.1 GET on loopback with `Host` as a browser sends it; the status and head.
+fn get(port: u16, target: &str, cookie: Option<&str>) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port))
+        .unwrap_or_else(|e| panic!("the served link's port 127.0.0.1:{port}: {e}"));
+    stream.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    let cookie = cookie.map(|c| format!("Cookie: {c}\r\n")).unwrap_or_default();
+    let request = format!("GET {target} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{cookie}Connection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut bytes = Vec::new();
+    let _ = stream.read_to_end(&mut bytes);
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    let head = text.split("\r\n\r\n").next().unwrap_or_default().to_string();
+    (head.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0), head)
+}
+
+/// A ```sh serve block: runs until it prints its launch link, which must let a browser in (a
+/// session cookie) and answer a read with it; then the block's process group is stopped.
+fn run_serve_block(page: &Path, block: &Block, work: &Path, home: &Path, cache: &Path) {
+    use std::io::BufRead;
+    use std::os::unix::process::CommandExt;
+    let output_dir = tempfile::tempdir().unwrap();
+    let stderr_path = output_dir.path().join("stderr");
+    // The browser a person's desktop would start: a stand-in that notes the link it was given.
+    let opener = output_dir.path().join("bin");
+    std::fs::create_dir_all(&opener).unwrap();
+    let opened = output_dir.path().join("opened");
+    let script = format!("#!/bin/sh\nprintf '%s\\n' \"$1\" >> '{}'\n", opened.display());
+    for name in ["xdg-open", "open"] {
+        let path = opener.join(name);
+        std::fs::write(&path, &script).unwrap();
+        std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    }
+    let mut command = block_command(block, work, home, cache);
+    let path = command.get_envs().find(|(k, _)| *k == "PATH").and_then(|(_, v)| v).unwrap().to_owned();
+    let mut child = command
+        .env("PATH", format!("{}:{}", opener.display(), path.to_string_lossy()))
+        .process_group(0)
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(&stderr_path).unwrap())
+        .spawn()
+        .expect("bash runs");
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let deadline = Instant::now() + BLOCK_DEADLINE;
+    let link = loop {
+        match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            Ok(line) => match line.find("http://127.0.0.1:") {
+                Some(at) => break Some(line[at..].trim().to_string()),
+                None => continue,
+            },
+            Err(_) => break None,
+        }
+    };
+    let checked = link.as_deref().map(|link| {
+        let rest = &link["http://127.0.0.1:".len()..];
+        let (port, target) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+        let port: u16 = port.parse().map_err(|_| format!("no port in {link}"))?;
+        let (status, head) = get(port, target, None);
+        let cookie = head
+            .lines()
+            .find_map(|l| l.strip_prefix("Set-Cookie: ").or_else(|| l.strip_prefix("set-cookie: ")))
+            .and_then(|c| c.split(';').next())
+            .map(str::to_string);
+        let Some(cookie) = cookie.filter(|_| status == 303) else {
+            return Err(format!("the link {link} let no browser in: {head}"));
+        };
+        let (status, head) = get(port, "/api/read?args=pending", Some(&cookie));
+        if status != 200 {
+            return Err(format!("a read with the link's session: {head}"));
+        }
+        // Unless the block said --no-open, the person's browser was started on the link.
+        let wait = Instant::now() + Duration::from_secs(10);
+        let seen = loop {
+            let seen = std::fs::read_to_string(&opened).unwrap_or_default();
+            if !seen.is_empty() || Instant::now() > wait || block.body.contains("--no-open") {
+                break seen;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        match (block.body.contains("--no-open"), seen.trim() == link) {
+            (true, _) if seen.is_empty() => Ok(()),
+            (false, true) => Ok(()),
+            _ => Err(format!("the browser was started with {seen:?}, not the link {link}")),
+        }
+    });
+    // The whole group: bash and the server it started.
+    let _ = Command::new("kill").args(["-TERM", "--", &format!("-{}", child.id())]).status();
+    let _ = child.kill();
+    let _ = child.wait();
+    let why = match checked {
+        Some(Ok(())) => return,
+        Some(Err(why)) => why,
+        None => format!("printed no http://127.0.0.1:PORT link in {} s", BLOCK_DEADLINE.as_secs()),
+    };
+    panic!(
+        "{}:{}: the sh serve block {why}\n--- block ---\n{}--- stderr ---\n{}",
+        rel(page),
+        block.line,
+        block.body,
+        std::fs::read_to_string(&stderr_path).unwrap_or_default()
+    );
+}
+
 #[test]
 fn no_run_blocks_hold_no_command_of_ours() {
     let mut bad = Vec::new();
@@ -177,9 +295,9 @@ fn no_run_blocks_hold_no_command_of_ours() {
         for block in blocks(&text) {
             let word = block.info.split_whitespace().next().unwrap_or("");
             let shell = ["sh", "bash", "shell", "console", "zsh", "shell-session"].contains(&word);
-            if shell && expected_exit(&block.info).is_none() && block.info != "sh no-run" {
+            if shell && expected_exit(&block.info).is_none() && block.info != "sh no-run" && block.info != SERVE {
                 bad.push(format!(
-                    "{}:{}: unknown info string `{}` (use `sh`, `sh exit=N` or `sh no-run`)",
+                    "{}:{}: unknown info string `{}` (use `sh`, `sh exit=N`, `sh serve` or `sh no-run`)",
                     rel(&page),
                     block.line,
                     block.info
@@ -210,7 +328,8 @@ fn every_sh_block_runs() {
     let mut ran = 0;
     for page in pages() {
         let text = std::fs::read_to_string(&page).unwrap();
-        let runnable: Vec<Block> = blocks(&text).into_iter().filter(|b| expected_exit(&b.info).is_some()).collect();
+        let runnable: Vec<Block> =
+            blocks(&text).into_iter().filter(|b| expected_exit(&b.info).is_some() || b.info == SERVE).collect();
         if runnable.is_empty() {
             continue;
         }
@@ -220,7 +339,11 @@ fn every_sh_block_runs() {
         copy_dir(&examples, &work);
         std::fs::create_dir_all(&home).unwrap();
         for block in &runnable {
-            run_block(&page, block, &work, &home, cache.path());
+            if block.info == SERVE {
+                run_serve_block(&page, block, &work, &home, cache.path());
+            } else {
+                run_block(&page, block, &work, &home, cache.path());
+            }
             ran += 1;
         }
     }
