@@ -30,6 +30,16 @@ fn services() -> Vec<String> {
     vec!["commands".to_string()]
 }
 
+/// Whether a `/skills` line may land a change in the library (what a team library commits).
+fn lands(words: &[String]) -> bool {
+    let words: Vec<&str> = words.iter().map(String::as_str).filter(|w| *w != "--json").collect();
+    match words.as_slice() {
+        ["approve" | "revert" | "pin" | "unpin" | "archive" | "restore", ..] => true,
+        ["curator", "run", rest @ ..] => !rest.contains(&"--dry-run"),
+        _ => false,
+    }
+}
+
 impl Operator {
     /// Loads the component over `home` (and `project`'s skills folder, else the one found above
     /// the working directory) and initialises it with the operator's config.
@@ -39,6 +49,13 @@ impl Operator {
         let config_json = home::operator_config(home)?;
         plugin.init(&config_json, &services())?.map_err(|e| anyhow!("{}: {}", e.key, e.message))?;
         Ok(Operator { plugin, home: home.to_path_buf(), config: config_json })
+    }
+
+    /// Starts the plugin afresh over the same home (what a new `self-evolve skills` process
+    /// sees): a long-lived caller does so when another process changed the home, since the
+    /// plugin keeps some of the home's state in memory between calls (review on/off, breakers).
+    pub fn reload(&mut self) -> Result<()> {
+        self.plugin.restart().map_err(|e| anyhow!("restarting the plugin: {e}"))
     }
 
     /// Runs one `/skills` line (`words`, `--json` among them for a JSON answer) as the operator,
@@ -63,8 +80,10 @@ impl Operator {
             }
         };
         let answer = self.plugin.command(&ctx, &words.join(" "))?;
-        // A team library: an approval, revert or archive becomes a commit.
-        if let Some(git) = home::host_file::HostFile::load(&self.home).ok().and_then(|f| f.git)
+        // A team library: an approval, revert or archive becomes a commit. A read commits nothing
+        // (a person's half-made edit of a skill is theirs to commit, not the next listing's).
+        if lands(words)
+            && let Some(git) = home::host_file::HostFile::load(&self.home).ok().and_then(|f| f.git)
             && let Err(err) = crate::git::commit_landed(&self.home, &git)
         {
             eprintln!("self-evolve: git commit: {}", self_evolve_host::text::shown_error(&format!("{err:#}")));
@@ -73,5 +92,23 @@ impl Operator {
             Ok(text) => Answer { ok: true, text: shown(text) },
             Err(text) => Answer { ok: false, text: shown(text) },
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn only_a_line_that_may_land_a_change_is_committed() {
+        let words = |line: &str| line.split(' ').map(str::to_string).collect::<Vec<_>>();
+        for line in
+            ["approve 1-a", "revert deploy 2", "pin deploy", "unpin deploy", "archive x", "restore x", "curator run"]
+        {
+            assert!(super::lands(&words(line)), "{line}");
+        }
+        for line in
+            ["list", "show deploy", "pending --json", "diff 1-a", "log deploy", "curator run --dry-run", "reject 1-a"]
+        {
+            assert!(!super::lands(&words(line)), "{line}");
+        }
     }
 }

@@ -40,7 +40,8 @@ fn the_console_refuses_other_callers_and_changes_nothing() {
     let set_cookie = opened.header("Set-Cookie").unwrap_or_default();
     assert!(set_cookie.contains("HttpOnly") && set_cookie.contains("SameSite=Strict"), "{set_cookie}");
     let cookie = set_cookie.split(';').next().unwrap().trim().to_string();
-    assert!(cookie.starts_with("se_session=") && cookie.len() > "se_session=".len() + 32, "{cookie}");
+    let name = format!("se_session_{}=", console.port);
+    assert!(cookie.starts_with(&name) && cookie.len() > name.len() + 32, "{cookie}");
     let cookie_header = format!("Cookie: {cookie}");
     let session = get("/api/session", &host, &[&cookie_header]);
     assert_eq!(session.status, 200, "{}", session.head);
@@ -67,6 +68,12 @@ fn the_console_refuses_other_callers_and_changes_nothing() {
         ("the launch link under a foreign Host", get(&token_path, &evil, &[]), &[421, 403]),
         ("a read under a foreign Host", get("/api/read?args=pending", &evil, &[&cookie_header]), &[421, 403]),
         ("GET on /api/act", get("/api/act", &host, &[&cookie_header]), &[405]),
+        (
+            "a read by another loopback port's page",
+            get("/api/read?args=pending", &host, &[&cookie_header, "Sec-Fetch-Site: same-site"]),
+            &[403],
+        ),
+        ("the launch link a second time", get(&token_path, &host, &[]), &[401]),
         (
             "an approval without the cookie",
             post(&host, &[format!("X-CSRF-Token: {csrf}"), format!("Origin: {origin}")]),
@@ -272,4 +279,109 @@ fn a_console_inside_a_reviewer_is_refused_every_change_as_the_cli_is() {
         assert_eq!((status, answer["error"].as_str()), (409, Some(cli.as_str())), "`{}`", words.join(" "));
     }
     assert!(home.tree() == before, "a reviewer's console changed the home");
+}
+
+/// Bytes as written, over their own connection; the status of the answer (0 when none came).
+fn send(port: u16, bytes: &[u8]) -> u16 {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream.set_read_timeout(Some(std::time::Duration::from_secs(30))).unwrap();
+    let _ = stream.write_all(bytes);
+    let _ = stream.shutdown(std::net::Shutdown::Write);
+    let mut answer = Vec::new();
+    let _ = stream.read_to_end(&mut answer);
+    let answer = String::from_utf8_lossy(&answer);
+    answer.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0)
+}
+
+/// Requests meant to stop or stall the console (a body length past any memory, a body that never
+/// comes, an endless head, idle connections) are answered or dropped, change nothing, and the
+/// console goes on answering the person's page; the launch link lets one browser in.
+#[test]
+fn the_console_outlives_requests_meant_to_stop_it() {
+    let home = prepare_home();
+    let console = Console::start(&home, "wire");
+    let client = Client::open(&console);
+    let host = console.host();
+    let before = home.tree();
+    let authorised = |length: &str| {
+        format!(
+            "POST /api/act HTTP/1.1\r\nHost: {host}\r\nOrigin: http://{host}\r\nCookie: {}\r\nX-CSRF-Token: {}\r\n\
+             Content-Type: application/json\r\nContent-Length: {length}\r\n\r\n",
+            client.cookie, client.csrf
+        )
+    };
+    // Idle connections hold no one else up (each request has its own thread and a time limit).
+    let idle: Vec<std::net::TcpStream> =
+        (0..8).map(|_| std::net::TcpStream::connect(("127.0.0.1", console.port)).unwrap()).collect();
+    let approve = json!({"args": ["approve", home.alpha]}).to_string();
+    let cases: Vec<(&str, Vec<u8>, u16)> = vec![
+        ("a body length past any memory", authorised("18446744073709551615").into_bytes(), 413),
+        ("a body length past usize", authorised("99999999999999999999999").into_bytes(), 400),
+        ("a large body that never comes", authorised("1000000").into_bytes(), 413),
+        ("a body shorter than it said", format!("{}{}", authorised("500"), &approve[..20]).into_bytes(), 400),
+        (
+            "a chunked body",
+            format!("POST /api/act HTTP/1.1\r\nHost: {host}\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n")
+                .into_bytes(),
+            501,
+        ),
+        (
+            "a head past 16 KiB",
+            format!("GET / HTTP/1.1\r\nHost: {host}\r\nX-Pad: {}\r\n\r\n", "a".repeat(20_000)).into_bytes(),
+            431,
+        ),
+        (
+            "a GET that says it has a body",
+            format!(
+                "GET /api/stamp HTTP/1.1\r\nHost: {host}\r\nCookie: {}\r\nContent-Length: 1000000\r\n\r\n",
+                client.cookie
+            )
+            .into_bytes(),
+            200,
+        ),
+        ("not HTTP", b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\r\n\r\n".to_vec(), 400),
+        ("a head that never ends", b"GET / HTTP/1.1\r\nHost: x".to_vec(), 400),
+    ];
+    for (what, bytes, status) in &cases {
+        assert_eq!(send(console.port, bytes), *status, "{what}");
+        assert_eq!(client.read(&["pending"]).0, 200, "the console still answers after {what}");
+    }
+    drop(idle);
+    assert!(home.tree() == before, "the requests changed the home");
+    let (status, answer) = client.act(&["approve", &home.alpha]);
+    assert_eq!((status, answer["ok"].as_bool()), (200, Some(true)), "{answer}");
+
+    // The link again: refused to anyone without the session, the page for the browser it let in.
+    let link = format!("GET /?token={} HTTP/1.1", console.token);
+    let stranger = raw(console.port, &[link.clone(), format!("Host: {host}")], "");
+    assert_eq!(stranger.status, 401, "{}", stranger.body);
+    assert!(stranger.body.contains("used already"), "{}", stranger.body);
+    let again = raw(console.port, &[link, format!("Host: {host}"), format!("Cookie: {}", client.cookie)], "");
+    assert_eq!((again.status, again.header("Location").as_deref()), (303, Some("/")), "{}", again.head);
+    assert!(again.header("Set-Cookie").is_none(), "no second session: {}", again.head);
+}
+
+/// What another process changes in the home is what the console's plugin answers next, as a
+/// fresh `self-evolve skills` process would: here background reviews switched off in a terminal
+/// (state the plugin keeps in memory between calls).
+#[test]
+fn a_change_made_in_a_terminal_is_what_the_console_answers_next() {
+    let home = prepare_home();
+    let console = Console::start(&home, "reload");
+    let client = Client::open(&console);
+    let enabled = || {
+        let (status, answer) = client.read(&["review", "status"]);
+        assert_eq!(status, 200, "{answer}");
+        answer["enabled"].as_bool()
+    };
+    assert_eq!(enabled(), Some(true));
+    home.ok(&["skills", "review", "off"]);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while enabled() != Some(false) {
+        assert!(std::time::Instant::now() < deadline, "the console still says reviews are on");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let cli: Value = serde_json::from_str(&home.ok(&["skills", "review", "status", "--json"])).unwrap();
+    assert_eq!(cli["enabled"], false);
 }

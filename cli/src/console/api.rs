@@ -59,6 +59,13 @@ impl Reply {
         reply
     }
 
+    /// The launch link opened again by a browser that holds a session: the page, no new cookie.
+    pub fn see_page() -> Reply {
+        let mut reply = Reply::text(303, "see /");
+        reply.headers = vec![("Location", "/".to_string())];
+        reply
+    }
+
     fn asset(body: &'static str, content_type: &'static str) -> Reply {
         Reply { status: 200, content_type, body: body.as_bytes().to_vec(), headers: Vec::new() }
     }
@@ -84,7 +91,9 @@ struct Gate {
 }
 
 pub struct Console {
-    operator: Mutex<Operator>,
+    /// The plugin, and the home's stamp it last started or acted on: when another process has
+    /// changed the home since, it starts afresh before answering (`Operator::reload`).
+    operator: Mutex<(Operator, String)>,
     stamp: Stamper,
     home: PathBuf,
     project: Option<PathBuf>,
@@ -125,7 +134,7 @@ pub fn paged(value: &Value, page: usize, per: usize) -> Value {
 impl Console {
     pub fn new(operator: Operator, stamp: Stamper, home: PathBuf, project: Option<PathBuf>) -> Console {
         Console {
-            operator: Mutex::new(operator),
+            operator: Mutex::new((operator, String::new())),
             stamp,
             home,
             project,
@@ -181,9 +190,14 @@ impl Console {
             Ok(words) => words,
             Err(text) => return Reply::error(400, &text),
         };
-        let answer = lock(&self.operator).run(&words);
-        // The home changed (or may have): the next stamp is measured, the cached reads go.
+        let mut guard = self.operator();
+        let (operator, seen) = &mut *guard;
+        let answer = operator.run(&words);
+        // The home changed (or may have): the next stamp is measured, the cached reads go. The
+        // plugin made the change itself, so it need not start afresh for it.
         self.stamp.forget();
+        *seen = self.stamp.current();
+        drop(guard);
         *lock(&self.cache) = Cache::default();
         match answer {
             Ok(Answer { ok: true, text }) => Reply::json(200, &json!({"ok": true, "text": text})),
@@ -233,7 +247,8 @@ impl Console {
     /// Runs a read with `--json`. A refusal is asked again without it, so its text is exactly
     /// what `self-evolve skills WORDS` prints (a text answer is shown for a terminal).
     fn ask(&self, words: &[String]) -> anyhow::Result<Read> {
-        let mut operator = lock(&self.operator);
+        let mut guard = self.operator();
+        let (operator, _) = &mut *guard;
         let mut with_json = words.to_vec();
         with_json.push("--json".into());
         let answer = operator.run(&with_json)?;
@@ -244,6 +259,23 @@ impl Console {
         }
         let text = operator.run(words)?;
         Ok(Read::Refused(if text.ok { answer.text } else { text.text }))
+    }
+
+    /// The plugin, started afresh first when the home changed since it last looked.
+    fn operator(&self) -> MutexGuard<'_, (Operator, String)> {
+        let mut guard = lock(&self.operator);
+        let now = self.stamp.current();
+        if guard.1 != now {
+            let (operator, seen) = &mut *guard;
+            // A failed restart leaves the old instance, which answers as before.
+            match operator.reload() {
+                Ok(()) => *seen = now,
+                Err(err) => {
+                    eprintln!("self-evolve console: {}", self_evolve_host::text::shown_error(&format!("{err:#}")))
+                }
+            }
+        }
+        guard
     }
 
     fn gate(&self) -> Arc<Gate> {

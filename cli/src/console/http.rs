@@ -20,8 +20,9 @@ pub const HEADERS: [(&str, &str); 5] = [
 pub const MAX_BODY: usize = 64 << 10;
 /// The longest request line's URL.
 pub const MAX_URL: usize = 8 << 10;
-/// The session cookie's name.
-pub const COOKIE: &str = "se_session";
+/// The session cookie's name, followed by the console's port: a browser sends cookies by host,
+/// not port, so two consoles (two homes) each keep their own.
+pub const COOKIE: &str = "se_session_";
 /// Sessions kept at once (one per browser the link was opened in); the oldest goes first.
 const MAX_SESSIONS: usize = 32;
 
@@ -70,6 +71,13 @@ const NOT_LOOPBACK: Refusal = Refusal {
     text: "this console answers only to 127.0.0.1, localhost and [::1] on its own port; open the link `self-evolve ui` printed",
 };
 const URL_TOO_LONG: Refusal = Refusal { status: 414, text: "the URL is longer than 8 KiB" };
+const LINK_USED: Refusal = Refusal {
+    status: 401,
+    text: "this link was used already: it lets one browser in. Go back to the browser it opened, or stop \
+           `self-evolve ui` and start it again for a new link",
+};
+const CROSS_SITE_READ: Refusal =
+    Refusal { status: 403, text: "refused: the console's data are read only by its own page (Sec-Fetch-Site)" };
 const NO_SESSION: Refusal = Refusal {
     status: 401,
     text: "open the link `self-evolve ui` printed (it carries the token that lets this browser in)",
@@ -84,8 +92,11 @@ const METHOD: Refusal = Refusal { status: 405, text: "the console answers GET, a
 /// What a request that passed may do.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Pass {
-    /// `GET /?token=…` with the launch token: start a session and send the browser to `/`.
+    /// `GET /?token=…` with the launch token, used for the first time: start a session and send
+    /// the browser to `/`.
     Exchange,
+    /// `GET /?token=…` from a browser that already holds a session: send it to `/`.
+    In,
     /// A session's GET; `csrf` is that session's token, which `/api/session` hands the page.
     Read { csrf: String },
     /// A session's POST that carried its CSRF token from the console's own origin.
@@ -100,6 +111,9 @@ struct Session {
 /// The secrets of one console: the launch token, its port, and the sessions started with it.
 pub struct Keys {
     token: String,
+    /// The token lets one browser in: it is spent by its first exchange (the link also reaches
+    /// the browser's command line and history, which others on the machine may read).
+    spent: bool,
     port: u16,
     sessions: Vec<Session>,
 }
@@ -129,14 +143,16 @@ fn param<'a>(query: &'a str, name: &str) -> Option<&'a str> {
     query.split('&').find_map(|pair| pair.split_once('=').filter(|(k, _)| *k == name).map(|(_, v)| v))
 }
 
-/// Every value of cookie `COOKIE` in a `Cookie` header (a browser may send more than one).
-fn cookies(header: &str) -> impl Iterator<Item = &str> {
-    header.split(';').filter_map(|pair| pair.trim().split_once('=')).filter(|(k, _)| *k == COOKIE).map(|(_, v)| v)
+/// Every value of this console's cookie (`COOKIE` and the port) in a `Cookie` header (a browser
+/// may send more than one).
+fn cookies(header: &str, port: u16) -> impl Iterator<Item = &str> {
+    let name = format!("{COOKIE}{port}");
+    header.split(';').filter_map(|pair| pair.trim().split_once('=')).filter(move |(k, _)| *k == name).map(|(_, v)| v)
 }
 
 impl Keys {
     pub fn new(token: String, port: u16) -> Keys {
-        Keys { token, port, sessions: Vec::new() }
+        Keys { token, spent: false, port, sessions: Vec::new() }
     }
 
     /// Starts a session (its id and CSRF token fresh random values) and returns the
@@ -146,8 +162,9 @@ impl Keys {
         if self.sessions.len() >= MAX_SESSIONS {
             self.sessions.remove(0);
         }
-        let cookie = format!("{COOKIE}={id}; HttpOnly; SameSite=Strict; Path=/");
+        let cookie = format!("{COOKIE}{}={id}; HttpOnly; SameSite=Strict; Path=/", self.port);
         self.sessions.push(Session { id, csrf });
+        self.spent = true;
         cookie
     }
 
@@ -155,7 +172,7 @@ impl Keys {
     fn session(&self, req: &Request) -> Option<&Session> {
         let header = req.cookie.as_deref()?;
         let mut found = None;
-        for value in cookies(header) {
+        for value in cookies(header, self.port) {
             for session in &self.sessions {
                 if same(value.as_bytes(), session.id.as_bytes()) {
                     found = Some(session);
@@ -180,10 +197,25 @@ impl Keys {
             && req.path() == "/"
             && let Some(token) = param(req.query(), "token")
         {
-            return if same(token.as_bytes(), self.token.as_bytes()) { Ok(Pass::Exchange) } else { Err(NO_SESSION) };
+            return match (same(token.as_bytes(), self.token.as_bytes()), self.session(req).is_some(), self.spent) {
+                (false, _, _) => Err(NO_SESSION),
+                (true, true, _) => Ok(Pass::In),
+                (true, false, false) => Ok(Pass::Exchange),
+                (true, false, true) => Err(LINK_USED),
+            };
         }
         let session = self.session(req).ok_or(NO_SESSION)?;
         match req.method {
+            // The data are fetched by the console's own page (`same-origin`), or opened by the
+            // person (`none`, or no header from an older browser); another page's `<img>` or
+            // `<script>` on another loopback port would send the cookie (a site is not a port)
+            // and is refused.
+            Method::Get
+                if req.path().starts_with("/api/")
+                    && !req.fetch_site.as_deref().is_none_or(|site| matches!(site, "same-origin" | "none")) =>
+            {
+                Err(CROSS_SITE_READ)
+            }
             Method::Get => Ok(Pass::Read { csrf: session.csrf.clone() }),
             Method::Other => Err(METHOD),
             Method::Post => {

@@ -22,7 +22,7 @@ fn get(url: &str) -> Request {
         host: Some(format!("127.0.0.1:{PORT}")),
         origin: None,
         fetch_site: Some("same-origin".into()),
-        cookie: Some(format!("other=1; {COOKIE}={SID}")),
+        cookie: Some(format!("other=1; {COOKIE}{PORT}={SID}")),
         csrf: None,
         body_length: None,
     }
@@ -45,12 +45,29 @@ fn each_request_gets_its_verdict() {
     let read = Ok(Pass::Read { csrf: CSRF.into() });
     let rows: Vec<(&str, Request, Result<Pass, u16>)> = vec![
         ("the page", get("/"), Ok(Pass::Read { csrf: CSRF.into() })),
-        ("the launch link", Request { cookie: None, ..get(&format!("/?token={TOKEN}")) }, Ok(Pass::Exchange)),
+        ("the spent launch link", Request { cookie: None, ..get(&format!("/?token={TOKEN}")) }, Err(401)),
+        ("the spent launch link in the browser it let in", get(&format!("/?token={TOKEN}")), Ok(Pass::In)),
+        ("another console's cookie", Request { cookie: Some(format!("{COOKIE}8766={SID}")), ..get("/") }, Err(401)),
+        ("the cookie of old", Request { cookie: Some(format!("se_session={SID}")), ..get("/") }, Err(401)),
+        ("a read by the page", get("/api/read?args=list"), read.clone()),
+        ("a read opened by the person", Request { fetch_site: Some("none".into()), ..get("/api/stamp") }, read.clone()),
+        ("a read from an older browser", Request { fetch_site: None, ..get("/api/stamp") }, read.clone()),
+        (
+            "a read by another port's page",
+            Request { fetch_site: Some("same-site".into()), ..get("/api/stamp") },
+            Err(403),
+        ),
+        ("a read by another site", Request { fetch_site: Some("cross-site".into()), ..get("/api/read") }, Err(403)),
+        (
+            "the page opened from another port's link",
+            Request { fetch_site: Some("same-site".into()), ..get("/") },
+            read.clone(),
+        ),
         ("the link with another token", Request { cookie: None, ..get("/?token=aa12") }, Err(401)),
         ("the link with a short token", Request { cookie: None, ..get("/?token=aa1") }, Err(401)),
         ("the token on another path", Request { cookie: None, ..get(&format!("/api/stamp?token={TOKEN}")) }, Err(401)),
         ("no cookie", Request { cookie: None, ..get("/api/stamp") }, Err(401)),
-        ("a stale cookie", Request { cookie: Some(format!("{COOKIE}=5e56")), ..get("/") }, Err(401)),
+        ("a stale cookie", Request { cookie: Some(format!("{COOKIE}{PORT}=5e56")), ..get("/") }, Err(401)),
         ("localhost", Request { host: Some(format!("LocalHost:{PORT}")), ..get("/") }, read.clone()),
         ("[::1]", Request { host: Some(format!("[::1]:{PORT}")), ..get("/") }, read.clone()),
         ("a rebound name", Request { host: Some(format!("evil.example:{PORT}")), ..get("/") }, Err(421)),
@@ -101,6 +118,20 @@ fn each_request_gets_its_verdict() {
 }
 
 #[test]
+fn the_launch_link_lets_one_browser_in() {
+    let mut keys = Keys::new(TOKEN.into(), PORT);
+    let link = |cookie: Option<String>| Request { cookie, ..get(&format!("/?token={TOKEN}")) };
+    assert_eq!(keys.admit(&link(None)), Ok(Pass::Exchange), "the first time");
+    assert_eq!(keys.admit(&link(None)), Ok(Pass::Exchange), "admitting is not spending: only a started session is");
+    let cookie = keys.start(SID.into(), CSRF.into());
+    let cookie = cookie.split(';').next().unwrap().to_string();
+    let again = keys.admit(&link(None)).unwrap_err();
+    assert_eq!(again.status, 401);
+    assert!(again.text.contains("used already") && again.text.contains("start it again"), "{again:?}");
+    assert_eq!(keys.admit(&link(Some(cookie))), Ok(Pass::In), "the browser it let in is sent to the page");
+}
+
+#[test]
 fn a_refusal_says_what_to_do() {
     let keys = keys();
     let refusal = keys.admit(&Request { cookie: None, ..get("/") }).unwrap_err();
@@ -111,10 +142,13 @@ fn a_refusal_says_what_to_do() {
 fn sessions_carry_their_own_csrf_and_the_oldest_goes_first() {
     let mut keys = Keys::new(TOKEN.into(), PORT);
     let cookie = keys.start("0000".into(), "c000".into());
-    assert_eq!(cookie, format!("{COOKIE}=0000; HttpOnly; SameSite=Strict; Path=/"));
+    assert_eq!(cookie, format!("{COOKIE}{PORT}=0000; HttpOnly; SameSite=Strict; Path=/"));
     keys.start("0001".into(), "c001".into());
-    let with =
-        |sid: &str, csrf: &str| Request { cookie: Some(format!("{COOKIE}={sid}")), csrf: Some(csrf.into()), ..post() };
+    let with = |sid: &str, csrf: &str| Request {
+        cookie: Some(format!("{COOKIE}{PORT}={sid}")),
+        csrf: Some(csrf.into()),
+        ..post()
+    };
     assert_eq!(keys.admit(&with("0001", "c001")), Ok(Pass::Write));
     assert_eq!(keys.admit(&with("0001", "c000")).map_err(|r| r.status), Err(403), "another session's CSRF");
     for n in 2..=MAX_SESSIONS {

@@ -3,7 +3,7 @@
 //! curator — whose every read and action goes through the CLI's own `/skills` path
 //! (`operator.rs`), so it adds no rule of its own. This file binds loopback only (127.0.0.1, and
 //! [::1] when the host has it), makes the launch token, prints the link and opens a browser;
-//! `http.rs` decides who gets in, `serve.rs` speaks HTTP (tiny_http), `api.rs` answers,
+//! `http.rs` decides who gets in, `serve.rs` speaks HTTP (bounded, one request per connection), `api.rs` answers,
 //! `args.rs` keeps requests to the page's words, `stamp.rs` tells when the home changed and
 //! `charts.rs` draws the gate. The page itself (`assets/`) is embedded in the binary.
 
@@ -30,10 +30,6 @@ pub struct Options {
     pub open: bool,
     pub wasm: component::Source,
 }
-
-/// Threads answering each address: a slow read (a first listing of a large library) holds the
-/// plugin, not the stamp polls and the page's files.
-const WORKERS: usize = 4;
 
 /// Opens `url` in the person's browser; says so on stderr when it cannot (the link is printed
 /// either way).
@@ -82,10 +78,10 @@ pub fn run(options: Options) -> Result<()> {
     };
     let console = api::Console::new(operator, stamp::Stamper::new(watched), options.home.clone(), project);
     let keys = Mutex::new(http::Keys::new(token.clone(), port));
-    let mut servers = Vec::new();
-    for listener in std::iter::once(v4).chain(v6) {
-        servers.push(tiny_http::Server::from_listener(listener, None).map_err(|e| anyhow::anyhow!("{e}"))?);
-    }
+    let listeners: Vec<TcpListener> = std::iter::once(v4).chain(v6).collect();
+    // Connections being answered, across both addresses: a slow read (a first listing of a large
+    // library) holds the plugin, not the stamp polls and the page's files.
+    let active = std::sync::atomic::AtomicUsize::new(0);
 
     let url = format!("http://127.0.0.1:{port}/?token={token}");
     crate::say!("self-evolve console: {url}");
@@ -93,10 +89,9 @@ pub fn run(options: Options) -> Result<()> {
         open_browser(&url);
     }
     std::thread::scope(|scope| {
-        for server in &servers {
-            for _ in 0..WORKERS {
-                scope.spawn(|| serve::serve(server, &keys, &console));
-            }
+        for listener in &listeners {
+            let (keys, console, active) = (&keys, &console, &active);
+            scope.spawn(move || serve::serve(scope, listener, keys, console, active));
         }
     });
     Ok(())

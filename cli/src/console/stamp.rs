@@ -24,13 +24,28 @@ pub struct Watched {
     pub files: Vec<PathBuf>,
 }
 
-/// One row per entry: path, size, change time in nanoseconds, folder or not.
-type Row = (PathBuf, u64, u128, bool);
+/// One row per entry: path, size, modification and status-change times in nanoseconds, inode,
+/// folder or not. The inode and ctime catch a file replaced by a rename with the same size
+/// within one tick of the modification time (an atomic write).
+type Row = (PathBuf, u64, u128, u128, u64, bool);
 
 fn row(path: PathBuf) -> Option<Row> {
     let meta = std::fs::symlink_metadata(&path).ok()?;
-    let changed = meta.modified().ok().and_then(|t| t.duration_since(UNIX_EPOCH).ok()).map_or(0, |d| d.as_nanos());
-    Some((path, meta.len(), changed, meta.is_dir()))
+    let modified = meta.modified().ok().and_then(|t| t.duration_since(UNIX_EPOCH).ok()).map_or(0, |d| d.as_nanos());
+    let (changed, inode) = status_change(&meta);
+    Some((path, meta.len(), modified, changed, inode, meta.is_dir()))
+}
+
+#[cfg(unix)]
+fn status_change(meta: &std::fs::Metadata) -> (u128, u64) {
+    use std::os::unix::fs::MetadataExt;
+    let nanos = i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec());
+    (u128::try_from(nanos).unwrap_or(0), meta.ino())
+}
+
+#[cfg(not(unix))]
+fn status_change(_: &std::fs::Metadata) -> (u128, u64) {
+    (0, 0)
 }
 
 /// The entries under `dir` down to `depth` levels, hidden names (temporary files, `.git`) and
@@ -44,7 +59,7 @@ fn walk(dir: &Path, depth: usize, skip: &[&str], rows: &mut Vec<Row>) {
             continue;
         }
         if let Some(found) = row(entry.path()) {
-            let is_dir = found.3;
+            let is_dir = found.5;
             let path = found.0.clone();
             rows.push(found);
             if is_dir && depth > 1 {
@@ -60,18 +75,20 @@ impl Watched {
         let mut rows = Vec::new();
         // pending/ID/file, history/SCOPE/SKILL/file, reviews/…, curator/…
         walk(&self.state, 4, &CACHES, &mut rows);
-        // SKILL/SKILL.md and a skill's other top-level files.
+        // SKILL/SKILL.md, a skill's other files and those one folder down (references/x.md).
         for root in &self.roots {
-            walk(root, 2, &[], &mut rows);
+            walk(root, 3, &[], &mut rows);
         }
         rows.extend(self.files.iter().cloned().filter_map(row));
         rows.sort_unstable();
         let mut hash = Sha256::new();
-        for (path, size, changed, dir) in &rows {
+        for (path, size, modified, changed, inode, dir) in &rows {
             hash.update(path.as_os_str().as_encoded_bytes());
             hash.update([0, u8::from(*dir)]);
             hash.update(size.to_le_bytes());
+            hash.update(modified.to_le_bytes());
             hash.update(changed.to_le_bytes());
+            hash.update(inode.to_le_bytes());
         }
         hash.finalize().iter().take(16).map(|b| format!("{b:02x}")).collect()
     }
@@ -109,6 +126,10 @@ impl Stamper {
 mod tests {
     use super::*;
 
+    fn mtime(path: &Path) -> std::time::SystemTime {
+        std::fs::metadata(path).unwrap().modified().unwrap()
+    }
+
     fn write(path: &Path, text: &str) {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, text).unwrap();
@@ -128,13 +149,25 @@ mod tests {
         let mut last = watched.stamp();
         assert_eq!(last.len(), 32);
         assert_eq!(watched.stamp(), last, "nothing changed");
-        let changes: [(&str, &dyn Fn()); 6] = [
+        let replace_same_size = || {
+            // Same size, and the modification time set back: only the inode and ctime differ.
+            let (folder, file) = (home.join("skills/deploy"), home.join("skills/deploy/SKILL.md"));
+            let (before, folder_before) = (mtime(&file), mtime(&folder));
+            write(&folder.join(".tmp"), "TWO, LONGER\n");
+            std::fs::rename(folder.join(".tmp"), &file).unwrap();
+            std::fs::File::options().write(true).open(&file).unwrap().set_modified(before).unwrap();
+            std::fs::File::open(&folder).unwrap().set_modified(folder_before).unwrap();
+        };
+        let nested = || write(&home.join("skills/deploy/references/notes.md"), "x\n");
+        let changes: [(&str, &dyn Fn()); 8] = [
             ("a skill's file", &|| write(&home.join("skills/deploy/SKILL.md"), "two, longer\n")),
             ("a new skill", &|| write(&home.join("skills/lint/SKILL.md"), "x\n")),
             ("a pending entry gone", &|| std::fs::remove_dir_all(home.join("self-evolve/pending/1-a")).unwrap()),
             ("a gate decision", &|| write(&home.join("self-evolve/gates.jsonl"), "{}\n")),
             ("a kept version", &|| write(&home.join("self-evolve/history/user/deploy/1.json"), "{}")),
             ("config.json", &|| write(&home.join("config.json"), "{}")),
+            ("a skill's file replaced by a rename, same size and mtime", &replace_same_size),
+            ("a file one folder down in a skill", &nested),
         ];
         for (what, change) in changes {
             change();
