@@ -3,7 +3,7 @@
 //! curator — whose every read and action goes through the CLI's own `/skills` path
 //! (`operator.rs`), so it adds no rule of its own. This file binds loopback only (127.0.0.1, and
 //! [::1] when the host has it), makes the launch token, prints the link and opens a browser;
-//! `http.rs` decides who gets in, `serve.rs` speaks HTTP (bounded, one request per connection), `api.rs` answers,
+//! `peer.rs` refuses other users of the machine, `http.rs` decides who gets in, `serve.rs` speaks HTTP (bounded, one request per connection), `api.rs` answers,
 //! `args.rs` keeps requests to the page's words, `stamp.rs` tells when the home changed and
 //! `charts.rs` draws the gate. The page itself (`assets/`) is embedded in the binary.
 
@@ -11,6 +11,7 @@ mod api;
 mod args;
 mod charts;
 mod http;
+mod peer;
 mod serve;
 mod stamp;
 

@@ -232,7 +232,16 @@ fn handle(mut stream: TcpStream, keys: &Mutex<Keys>, console: &Console) {
     if timed.is_err() {
         return;
     }
-    let reply = answer(&mut stream, keys, console);
+    // Another user of this machine is refused before a byte of the request is read.
+    let theirs = match (stream.peer_addr(), stream.local_addr()) {
+        (Ok(peer), Ok(local)) => super::peer::same_user(peer, local) == Some(false),
+        _ => true,
+    };
+    let reply = if theirs {
+        Reply::text(403, "this console answers only the user who started it")
+    } else {
+        answer(&mut stream, keys, console)
+    };
     // A browser that went away takes its answer with it; nothing to do.
     let _ = stream.write_all(&response_bytes(&reply));
     let _ = stream.flush();
