@@ -254,7 +254,22 @@ pub(super) fn show(host: &impl Host, ctx: &CallContext, name: &str, json_mode: b
         Layout::Package => store.package_files(&location.root, name).map_err(|e| e.message)?,
         Layout::Flat => vec![],
     };
-    let mut value = json!({"name": name, "scope": location.scope.as_str(), "path": location.path(), "files": files, "content": text});
+    // Status and pinned as the listing reads them (`listing::summarize`): the frontmatter parsed
+    // by `SkillFile`, so a page never has to guess them from the text (a description's block
+    // scalar may hold a line `status: archived`); a file that does not parse is `invalid`.
+    let (status, pinned) = match SkillFile::parse_bytes(&bytes) {
+        Ok(skill) => (skill.status(), skill.is_pinned()),
+        Err(_) => ("invalid".to_string(), false),
+    };
+    let mut value = json!({
+        "name": name,
+        "scope": location.scope.as_str(),
+        "path": location.path(),
+        "files": files,
+        "status": status,
+        "pinned": pinned,
+        "content": text,
+    });
     let evidence = Ledger::load(host).skills.get(name).map(|u| u.evidence).filter(|e| !e.is_empty());
     if let Some(evidence) = evidence {
         value["evidence"] = json!(evidence);
@@ -265,3 +280,7 @@ pub(super) fn show(host: &impl Host, ctx: &CallContext, name: &str, json_mode: b
         format!("{} ({} scope)\n{after}\n{text}", location.path(), location.scope.as_str())
     })
 }
+
+#[cfg(test)]
+#[path = "skills_tests.rs"]
+mod skills_tests;
