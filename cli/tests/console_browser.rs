@@ -298,7 +298,8 @@ fn operator_session(driver: &Driver, home: &Home, console: &Console) -> Result<(
     ensure!(s.find_all("[data-test=pending-row]")?.is_empty());
 
     // With it: the token is exchanged for an HttpOnly, SameSite=Strict cookie and left out of
-    // the address bar.
+    // the address bar. The launch link is opened once in this browser session (a second exchange
+    // of the same token may be refused); every later visit goes to console.base().
     s.goto(&console.url)?;
     let ids = wait_rows(&s, "three pending writes", |ids| ids.len() == 3)?;
     let mut sorted = ids.clone();
@@ -309,11 +310,14 @@ fn operator_session(driver: &Driver, home: &Home, console: &Console) -> Result<(
     );
     let address = s.url()?;
     ensure!(!address.contains(&console.token), "the token stays out of the address bar: {address}");
+    // The cookie is named for the console's port (`se_session_PORT`, so two consoles in one
+    // browser keep their own), or `se_session` from a console before that change.
     let cookies = s.cookies()?;
+    let port_cookie = format!("se_session_{}", console.port);
     let cookie = cookies
         .iter()
-        .find(|c| c["name"] == "se_session")
-        .with_context(|| format!("no se_session cookie: {cookies:?}"))?;
+        .find(|c| c["name"] == port_cookie.as_str() || c["name"] == "se_session")
+        .with_context(|| format!("no {port_cookie} (or se_session) cookie: {cookies:?}"))?;
     ensure!(cookie["httpOnly"] == true && cookie["sameSite"] == "Strict", "the session cookie: {cookie}");
     let held_row = row(&s, &home.held)?.text()?;
     ensure!(
@@ -392,12 +396,29 @@ fn operator_session(driver: &Driver, home: &Home, console: &Console) -> Result<(
         lower.contains("202e") && lower.contains("200b") && lower.contains("[31mred") && diff.contains('→'),
         "hidden characters are marked (bidi, zero-width, escape; a tab as →): {diff:?}"
     );
+    page_marks_what_the_host_hides(&s)?;
     ensure!(s.script("return typeof window.pwned;", vec![])? == "undefined", "the diff's markup never ran");
     ensure!(s.find("[data-test=diff]")?.find_all("script, img")?.is_empty(), "no element made from the diff");
     ensure!(row(&s, &hostile)?.text()?.contains("<b>bold</b> reason"), "the reason is shown as text");
     home.ok(&["skills", "approve", &hostile]);
     wait_rows(&s, "the write approved by the CLI gone", <[String]>::is_empty)?;
     ensure!(time_origin(&s)? == origin, "the page updated without a reload");
+
+    // An agent's description as a YAML block scalar whose lines read like lifecycle fields: the
+    // page shows status and pinned as the plugin parsed them, not as a line of text says.
+    let block = home.stage(
+        "block-notes",
+        "Notes kept as a block. Use when testing the console.\nstatus: archived\npinned: true",
+        "# Block notes\n",
+        "a description in several lines",
+    );
+    home.ok(&["skills", "approve", &block]);
+    let landed = std::fs::read_to_string(home.skill_file("block-notes"))?;
+    ensure!(
+        landed.contains("description: |-\n") && landed.contains("\n  status: archived\n  pinned: true\n"),
+        "{landed}"
+    );
+    wait_rows(&s, "the block-notes write approved by the CLI gone", <[String]>::is_empty)?;
 
     // The approved hostile skill's page: the body is text.
     open_tab(&s, "skills")?;
@@ -411,12 +432,66 @@ fn operator_session(driver: &Driver, home: &Home, console: &Console) -> Result<(
     ensure!(s.script("return typeof window.pwned;", vec![])? == "undefined", "the skill's markup never ran");
     ensure!(s.find("[data-test=skill-text]")?.find_all("script, img")?.is_empty(), "no element made from the skill");
 
+    open_tab(&s, "skills")?;
+    s.wait("block-notes's row", WAIT, || s.find("[data-test=skill-row][data-name=block-notes]").map(Some))?.click()?;
+    wait_text(&s, "[data-test=skill-text]", "  status: archived\n  pinned: true")?;
+    wait_text(&s, "[data-test=heading]", "block-notes")?;
+    let status = s.find("[data-test=fact-status]")?.text()?;
+    let pinned = s.find("[data-test=fact-pinned]")?.text()?;
+    ensure!(
+        status == "active" && pinned == "no",
+        "a description's lines are no lifecycle: status {status:?}, pinned {pinned:?}"
+    );
+    ensure!(visible(&s, "[data-test=pin]")?.text()? == "Pin", "an unpinned skill offers Pin");
+    ensure!(visible(&s, "[data-test=archive]")?.text()? == "Archive", "an active skill offers Archive");
+
+    // A name from the URL (a link someone sent) is shown through the same renderer: the heading
+    // marks the bidi override instead of obeying it, and so does every message naming it.
+    s.goto(&format!("{}/#skill/%E2%80%AEevil", console.base()))?;
+    let heading = wait_text(&s, "[data-test=heading]", "evil")?;
+    ensure!(
+        heading.contains("⟨U+202E⟩evil") && !heading.contains('\u{202e}'),
+        "the heading shows a marker, not a raw U+202E: {heading:?}"
+    );
+    ensure!(
+        s.find("[data-test=heading] .hid")?.attr("title")?.as_deref() == Some("RLO U+202E"),
+        "the marker names the character"
+    );
+    let main = s.find("main")?.text()?;
+    ensure!(!main.contains('\u{202e}'), "no raw U+202E anywhere in the view: {main:?}");
+    let header = s.find("[data-test=home]")?.text()?;
+    ensure!(header.contains(&format!("home {}", home.path.display())), "the header names the home: {header:?}");
+
     // Revert release-checklist to before version 2 from its page. Approval is on, so the revert
     // is staged; approved in the inbox, the file on disk is the first version's text again.
     open_tab(&s, "skills")?;
     s.wait("release-checklist's row", WAIT, || s.find("[data-test=skill-row][data-name=release-checklist]").map(Some))?
         .click()?;
     wait_text(&s, "[data-test=skill-text]", "Move the Unreleased entries")?;
+    shots.extend(screenshots(&s, "skill", "[data-test=heading]", Some("[data-test=heading]"))?);
+
+    // What Revert undoes is fixed when the page is first drawn (the newest version then, 2) and
+    // named on the button. A version landed meanwhile by the CLI shows up, and changes neither.
+    let named = wait_text(&s, "[data-test=revert]", "Revert to before version")?;
+    ensure!(named == "Revert to before version 2", "the button names the version it undoes: {named:?}");
+    ensure!(visible(&s, "[data-test=revert-version]")?.prop("value")? == "2", "the newest version is the default");
+    home.tool(json!({"action": "view", "name": "release-checklist"}));
+    let staged = home.tool(json!({"action": "patch", "name": "release-checklist",
+        "old_string": "3. Tag the commit.", "new_string": "3. Tag the commit and push the tag.",
+        "reason": "tags must reach the remote"}));
+    let staged = staged["id"].as_str().with_context(|| format!("the patch was not staged: {staged}"))?.to_string();
+    home.ok(&["skills", "approve", &staged]);
+    wait_text(&s, "[data-test=skill-text]", "push the tag")?;
+    s.wait("version 3 in the revert picker", WAIT, || {
+        s.find("[data-test=revert-version] option[value=\"3\"]").map(Some)
+    })?;
+    let named = visible(&s, "[data-test=revert]")?.text()?;
+    ensure!(named == "Revert to before version 2", "a version landed meanwhile does not move Revert: {named:?}");
+    ensure!(visible(&s, "[data-test=revert-version]")?.prop("value")? == "2", "nor the picker");
+    // Picking another version names it on the button.
+    visible(&s, "[data-test=revert-version]")?.find("option[value=\"3\"]")?.click()?;
+    wait_text(&s, "[data-test=revert]", "Revert to before version 3")?;
+
     let picker = visible(&s, "[data-test=revert-version]")?;
     let options: Vec<String> = picker
         .find_all("option")?
@@ -427,6 +502,7 @@ fn operator_session(driver: &Driver, home: &Home, console: &Console) -> Result<(
         picker.find("option[value=\"2\"]").with_context(|| format!("no version 2 to revert; options {options:?}"))?;
     option.click()?;
     ensure!(picker.prop("value")? == "2", "version 2 is picked");
+    wait_text(&s, "[data-test=revert]", "Revert to before version 2")?;
     visible(&s, "[data-test=revert]")?.click()?;
     wait_status(&s, "staged the revert of release-checklist/SKILL.md")?;
     let revert = s.wait("the staged revert", WAIT, || Ok(home.pending().pop()))?;
@@ -458,6 +534,49 @@ fn operator_session(driver: &Driver, home: &Home, console: &Console) -> Result<(
         ensure!(std::fs::metadata(shot)?.len() > 2000, "{} is a picture", shot.display());
     }
     bless_readme_picture()?;
+    Ok(())
+}
+
+/// What the page shows as a marker, code point by code point: exactly the host's list
+/// (`self_evolve_scan::hides_text`, which the plugin and the CLI use) in `hostHides`, and in
+/// `isHidden` that list plus control characters and the page's own additions (the no-break
+/// space, variation selectors, Hangul fillers), which the host does not mark.
+fn page_marks_what_the_host_hides(s: &Session) -> Result<()> {
+    let ranges = |f: &dyn Fn(u32) -> bool| {
+        let mut out: Vec<(u32, u32)> = Vec::new();
+        for cp in (0..=0x10ffff).filter(|&cp| f(cp)) {
+            match out.last_mut() {
+                Some((_, end)) if *end + 1 == cp => *end = cp,
+                _ => out.push((cp, cp)),
+            }
+        }
+        out
+    };
+    let page = |function: &str| -> Result<Vec<(u32, u32)>> {
+        let found = s.script(
+            &format!(
+                "const out = []; let start = -1;
+                 for (let cp = 0; cp <= 0x110000; cp++) {{
+                   const on = cp <= 0x10ffff && {function}(cp);
+                   if (on && start < 0) start = cp;
+                   if (!on && start >= 0) {{ out.push([start, cp - 1]); start = -1; }}
+                 }}
+                 return out;"
+            ),
+            vec![],
+        )?;
+        serde_json::from_value(found).context("ranges")
+    };
+    let host = |cp: u32| char::from_u32(cp).is_some_and(self_evolve_scan::hides_text);
+    let hex = |r: &[(u32, u32)]| r.iter().map(|(a, b)| format!("{a:04X}-{b:04X}")).collect::<Vec<_>>().join(" ");
+    let (want, got) = (ranges(&host), page("hostHides")?);
+    ensure!(got == want, "the page's copy of the host's list differs:\n page {}\n host {}", hex(&got), hex(&want));
+    let extra = |cp: u32| {
+        matches!(cp, 0xa0 | 0x115f | 0x1160 | 0x3164 | 0xffa0 | 0xfe00..=0xfe0f | 0xe0100..=0xe01ef)
+            || char::from_u32(cp).is_some_and(char::is_control)
+    };
+    let (want, got) = (ranges(&|cp| host(cp) || extra(cp)), page("isHidden")?);
+    ensure!(got == want, "the page marks other characters:\n page {}\n want {}", hex(&got), hex(&want));
     Ok(())
 }
 

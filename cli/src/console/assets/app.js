@@ -12,7 +12,7 @@ const state = {
   inbox: { page: 0, selected: null, entry: null, accepted: new Set() },
   skills: { page: 0, scope: '', status: '' },
   reviews: { page: 0 },
-  skill: { name: null, compare: null, revert: null, revertPicked: false, a: null, b: null },
+  skill: { name: null, compare: null, revert: null, a: null, b: null },
   diffMode: 'unified',
 };
 
@@ -57,26 +57,61 @@ const took = (a, b) => (typeof a === 'number' && typeof b === 'number' ? `${((b 
 
 const NAMES = {
   0x00: 'NUL', 0x07: 'BEL', 0x08: 'BS', 0x0b: 'VT', 0x0c: 'FF', 0x0d: 'CR', 0x1b: 'ESC', 0x7f: 'DEL',
-  0xa0: 'no-break space', 0xad: 'soft hyphen', 0x61c: 'ALM', 0x200b: 'zero-width space',
+  0xa0: 'no-break space', 0xad: 'soft hyphen', 0x61c: 'ALM', 0x115f: 'Hangul choseong filler',
+  0x1160: 'Hangul jungseong filler', 0x180e: 'Mongolian vowel separator', 0x200b: 'zero-width space',
   0x200c: 'ZWNJ', 0x200d: 'ZWJ', 0x200e: 'LRM', 0x200f: 'RLM', 0x2028: 'line separator',
   0x2029: 'paragraph separator', 0x202a: 'LRE', 0x202b: 'RLE', 0x202c: 'PDF', 0x202d: 'LRO',
-  0x202e: 'RLO', 0x2060: 'word joiner', 0x2066: 'LRI', 0x2067: 'RLI', 0x2068: 'FSI', 0x2069: 'PDI',
-  0xfeff: 'BOM / zero-width no-break space',
+  0x202e: 'RLO', 0x2060: 'word joiner', 0x2061: 'function application', 0x2062: 'invisible times',
+  0x2063: 'invisible separator', 0x2064: 'invisible plus', 0x2066: 'LRI', 0x2067: 'RLI', 0x2068: 'FSI',
+  0x2069: 'PDI', 0x206a: 'inhibit symmetric swapping', 0x206b: 'activate symmetric swapping',
+  0x206c: 'inhibit Arabic form shaping', 0x206d: 'activate Arabic form shaping',
+  0x206e: 'national digit shapes', 0x206f: 'nominal digit shapes', 0x3164: 'Hangul filler',
+  0xfeff: 'BOM / zero-width no-break space', 0xffa0: 'halfwidth Hangul filler',
+  0xfff9: 'interlinear annotation anchor', 0xfffa: 'interlinear annotation separator',
+  0xfffb: 'interlinear annotation terminator',
 };
 
-/** Control (C0, DEL, C1), bidi, zero-width and other invisible code points. */
-function isHidden(cp) {
-  return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp === 0xa0 || cp === 0xad || cp === 0x61c ||
-    cp === 0x180e || (cp >= 0x200b && cp <= 0x200f) || (cp >= 0x2028 && cp <= 0x202e) ||
-    (cp >= 0x2060 && cp <= 0x2069) || cp === 0xfeff || (cp >= 0xfff9 && cp <= 0xfffb) ||
+/** The host's list, exactly: `hides_text` in crates/scan/src/hidden.rs (zero-width and direction
+ *  marks, line and paragraph separators, the soft hyphen, ALM, the Mongolian vowel separator,
+ *  U+2060–206F, the BOM, interlinear annotation, tag characters). Keep the two in step; the
+ *  browser test compares them code point by code point. */
+function hostHides(cp) {
+  return (cp >= 0x200b && cp <= 0x200f) || (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2060 && cp <= 0x206f) ||
+    cp === 0xfeff || cp === 0xad || cp === 0x61c || cp === 0x180e || (cp >= 0xfff9 && cp <= 0xfffb) ||
     (cp >= 0xe0000 && cp <= 0xe007f);
 }
+
+/** What the page marks beyond the host's list. Control characters (C0, DEL, C1) are the caller's
+ *  to judge, the host's list says; the page marks them all (a newline splits lines instead). The
+ *  host does not mark these, the page does: the no-break space (looks like a space), variation
+ *  selectors U+FE00–FE0F and U+E0100–E01EF (invisible, change how the character before them is
+ *  drawn) and the Hangul fillers U+115F, U+1160, U+3164, U+FFA0 (drawn as blank space). */
+function pageHides(cp) {
+  return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp === 0xa0 || (cp >= 0xfe00 && cp <= 0xfe0f) ||
+    (cp >= 0xe0100 && cp <= 0xe01ef) || cp === 0x115f || cp === 0x1160 || cp === 0x3164 || cp === 0xffa0;
+}
+
+/** Control, bidi, zero-width and other invisible code points: shown as markers. */
+const isHidden = (cp) => hostHides(cp) || pageHides(cp);
 
 /** ⟨U+XXXX⟩ in a distinct style, its name in the tooltip. */
 function marker(cp) {
   const hex = cp.toString(16).toUpperCase().padStart(4, '0');
-  const name = NAMES[cp] ? `${NAMES[cp]} ` : '';
+  const vs = cp >= 0xfe00 && cp <= 0xfe0f ? cp - 0xfe00 + 1 : cp >= 0xe0100 && cp <= 0xe01ef ? cp - 0xe0100 + 17 : 0;
+  const known = NAMES[cp] || (vs ? `variation selector ${vs}` : cp >= 0xe0000 && cp <= 0xe007f ? 'tag character' : '');
+  const name = known ? `${known} ` : '';
   return h('span', { class: 'hid', title: `${name}U+${hex}`, text: `⟨U+${hex}⟩` });
+}
+
+/** A string with every hidden character (a newline too) as ⟨U+XXXX⟩ text, for where only text
+ *  fits (an option of a select, a button's label). */
+function visibleString(text) {
+  let out = '';
+  for (const ch of String(text)) {
+    const cp = ch.codePointAt(0);
+    out += isHidden(cp) ? `⟨U+${cp.toString(16).toUpperCase().padStart(4, '0')}⟩` : ch;
+  }
+  return out;
 }
 
 /** One line as nodes: hidden characters as markers, tabs as →, trailing whitespace marked. */
@@ -167,9 +202,10 @@ async function act(args, onOk) {
   await show(true);
 }
 
-/** The status region: the last action's result as text. */
+/** The status region: the last action's result as text (the CLI's words name skills and ids:
+ *  hidden characters in them are shown as markers). */
 function say(text, kind) {
-  $('status').replaceChildren(h('p', { class: `msg ${kind}`, text }));
+  $('status').replaceChildren(h('p', { class: `msg ${kind}` }, visibleText(String(text).trimEnd())));
 }
 
 // ---------------------------------------------------------------- routing and rendering
@@ -220,7 +256,7 @@ async function show(refreshing) {
 function redraw(keepFocus) {
   const v = VIEWS[state.view];
   const node = state.err
-    ? h('section', {}, h('h2', { tabindex: -1, text: 'Could not load this view' }), h('p', { class: 'notice err', text: state.err.message }))
+    ? h('section', {}, h('h2', { tabindex: -1, text: 'Could not load this view' }), h('p', { class: 'notice err' }, vis(state.err.message)))
     : v.draw(state.data, state.param);
   swap(node, keepFocus);
 }
@@ -274,7 +310,8 @@ function table(caption, cols, rows, rowAttrs) {
 
 /** A definition list of [label, value] pairs; missing values show as —. */
 function facts(pairs) {
-  return h('dl', { class: 'facts' }, pairs.map(([k, v]) => [h('dt', { text: k }), h('dd', {}, vis(v))]));
+  return h('dl', { class: 'facts' },
+    pairs.map(([k, v]) => [h('dt', { text: k }), h('dd', { 'data-test': `fact-${k.replace(/\s+/g, '-')}` }, vis(v))]));
 }
 
 /** Previous/next buttons over a paged answer ({total, page, per}). */
@@ -285,7 +322,7 @@ function pager(ans, count, onPage, name) {
   const from = total ? page * per + 1 : 0, to = Math.min(total, page * per + count);
   return h('nav', { class: 'pager', 'aria-label': `${name} pages` },
     h('button', { type: 'button', key: `${name}-prev`, 'data-test': 'page-prev', disabled: page <= 0, onclick: () => onPage(page - 1), text: '← Previous' }),
-    h('span', { text: `${from}–${to} of ${total} · page ${page + 1} of ${pages}` }),
+    h('span', {}, vis(`${from}–${to} of ${total} · page ${page + 1} of ${pages}`)),
     h('button', { type: 'button', key: `${name}-next`, 'data-test': 'page-next', disabled: page + 1 >= pages, onclick: () => onPage(page + 1), text: 'Next →' }));
 }
 
@@ -295,10 +332,12 @@ function clampPage(s, ans, count) {
   return false;
 }
 
+/** A view's heading; its text may come from data (a skill's name from the URL, a review's id),
+ *  so it goes through the visible renderer. */
 function heading(text, back) {
   return h('div', { class: 'head' },
     back ? h('a', { href: back[0], class: 'back', text: back[1] }) : null,
-    h('h2', { tabindex: -1, text }));
+    h('h2', { tabindex: -1, 'data-test': 'heading' }, vis(text)));
 }
 
 // ---------------------------------------------------------------- diffs
@@ -421,7 +460,7 @@ function drawInbox({ list, detail }) {
   const s = state.inbox;
   const items = list.pending || [];
   const cols = [
-    ['id', (p) => h('button', { type: 'button', class: 'linkish', key: `sel-${p.id}`, 'aria-pressed': String(p.id === s.selected), onclick: () => select(p), text: p.id })],
+    ['id', (p) => h('button', { type: 'button', class: 'linkish', key: `sel-${p.id}`, 'aria-pressed': String(p.id === s.selected), onclick: () => select(p) }, vis(p.id))],
     ['skill', (p) => p.skill], ['scope', (p) => p.scope], ['action', (p) => p.operation],
     ['staged by', who], ['why', (p) => p.reason], ['when', (p) => p.createdAt || iso(p.createdMs)],
     ['findings', (p) => findings(p).length],
@@ -443,9 +482,9 @@ function drawDetail(d) {
   const s = state.inbox, id = s.selected, e = d.entry || {};
   const done = () => { s.selected = null; s.entry = null; s.accepted = new Set(); };
   const box = h('section', { class: 'detail', 'aria-labelledby': 'detail-h' },
-    h('h3', { id: 'detail-h', key: 'detail-h', tabindex: -1, text: `Pending write ${id}` }));
+    h('h3', { id: 'detail-h', key: 'detail-h', tabindex: -1 }, 'Pending write ', vis(id)));
   if (d.gone) {
-    add(box, h('p', { class: 'notice err', text: `No longer pending: ${d.gone}` }),
+    add(box, h('p', { class: 'notice err' }, 'No longer pending: ', vis(d.gone)),
       h('button', { type: 'button', onclick: () => { done(); show(false); }, text: 'Close' }));
     return box;
   }
@@ -456,7 +495,7 @@ function drawDetail(d) {
     ['staged by', who(e)], ['working folder', e.cwd], ['why', e.reason], ['staged at', e.createdAt || iso(e.createdMs)],
     ['base sha256', e.baseSha256], ['new sha256', e.newSha256],
   ]));
-  if (diff.note) add(box, h('p', { class: 'muted', text: diff.note }));
+  if (diff.note) add(box, h('p', { class: 'muted' }, vis(diff.note)));
   add(box, diffBlock(diff.diff, new Set(held.map((f) => f.line))));
   const rules = [...new Set(held.map((f) => f.rule).filter(Boolean))];
   if (rules.length) add(box, findingsBox(held, rules));
@@ -476,7 +515,7 @@ function findingsBox(held, rules) {
     rules.map((rule) => h('label', { class: 'check' },
       h('input', { type: 'checkbox', 'data-test': 'finding-rule', value: rule, key: `rule-${rule}`, checked: acc.has(rule),
         onchange: (ev) => { if (ev.target.checked) acc.add(rule); else acc.delete(rule); } }),
-      h('span', { class: 'rule', text: rule }),
+      h('span', { class: 'rule' }, vis(rule)),
       h('span', { class: 'muted' }, ' ', vis(held.filter((f) => f.rule === rule)
         .map((f) => [f.line ? `line ${f.line}` : null, f.message, f.fingerprint].filter(Boolean).join(', ')).join('; '))))));
 }
@@ -494,7 +533,7 @@ function loadSkills() {
 function choice(label, key, options, current, onPick, test) {
   return h('label', { class: 'field' }, `${label} `,
     h('select', { key, 'data-test': test, value: current, onchange: (e) => onPick(e.target.value) },
-      options.map(([v, t]) => h('option', { value: v, text: t }))));
+      options.map(([v, t]) => h('option', { value: v, text: visibleString(t) }))));
 }
 
 function drawSkills(ans) {
@@ -532,7 +571,7 @@ async function readLog(name) {
 }
 
 async function loadSkill(name) {
-  if (state.skill.name !== name) state.skill = { name, compare: null, revert: null, revertPicked: false, a: null, b: null };
+  if (state.skill.name !== name) state.skill = { name, compare: null, revert: null, a: null, b: null };
   const failed = (e) => ({ error: e.message });
   const [shown, log] = await Promise.all([read(['show', name]).catch(failed), readLog(name).catch(failed)]);
   const c = state.skill.compare;
@@ -558,42 +597,41 @@ async function compare(name, c) {
   }
 }
 
-/** pinned and status from the skill's frontmatter metadata (show --json gives neither). */
-function skillFlags(content) {
-  const fm = (/^---\r?\n([\s\S]*?)\r?\n---/.exec(content || '') || [])[1] || '';
-  const meta = (k) => { const m = new RegExp(`^\\s+${k}:\\s*"?([^"\\n]*?)"?\\s*$`, 'm').exec(fm); return m ? m[1] : null; };
-  return { pinned: meta('pinned') === 'true', status: meta('status') || 'active' };
-}
+const revertLabel = (v) => visibleString(`Revert to before version ${v}`);
 
 function drawSkill({ shown, log, diff }, name) {
   const sk = state.skill;
   const versions = (log.versions || []).slice().sort((a, b) => b.version - a.version);
-  const flags = skillFlags(shown.content);
-  const archived = Boolean(shown.error) || flags.status === 'archived';
+  // status and pinned as the plugin parsed them (show --json carries them, as list does per row).
+  const pinned = shown.pinned === true;
+  const archived = Boolean(shown.error) || shown.status === 'archived';
   const ev = shown.evidence || {};
-  if (!sk.revertPicked && versions.length) sk.revert = String(versions[0].version); // the newest, until one is picked
+  // What Revert undoes is fixed when the skill's page is first drawn with versions (the newest
+  // then) and moves only when the operator picks another: a version landed meanwhile by another
+  // process never changes it. The button names it.
+  if (sk.revert === null && versions.length) sk.revert = String(versions[0].version);
   if (sk.b === null && versions.length) { sk.b = versions[0].version; sk.a = (versions[1] || versions[0]).version; }
   const vOpts = (label) => versions.map((v) => [String(v.version), label(v)]);
+  const revertBtn = h('button', { type: 'button', key: 'revert', 'data-test': 'revert', onclick: () => act(['revert', name, sk.revert]), text: revertLabel(sk.revert) });
   const revertSel = choice('Restore the text from before version', 'revert-v', vOpts((v) => `${v.version} (${dash(v.operation)}, ${dash(v.at)})`),
-    sk.revert, (v) => { sk.revert = v; sk.revertPicked = true; }, 'revert-version');
+    sk.revert, (v) => { sk.revert = v; revertBtn.textContent = revertLabel(v); }, 'revert-version');
   const pick = (k) => (v) => { sk[k] = Number(v); };
   const section = h('section', {},
     heading(name, ['#skills', '← All skills']),
-    shown.error ? h('p', { class: 'notice err', text: `${shown.error}${archived ? ' (an archived skill can be restored below)' : ''}` }) : null,
+    shown.error ? h('p', { class: 'notice err' }, vis(shown.error), archived ? ' (an archived skill can be restored below)' : null) : null,
     facts([['scope', shown.scope], ['path', shown.path], ['files', (shown.files || []).join(', ')],
-      ['status', shown.error ? null : flags.status], ['pinned', shown.error ? null : (flags.pinned ? 'yes' : 'no')],
+      ['status', shown.error ? null : shown.status], ['pinned', shown.error || typeof shown.pinned !== 'boolean' ? null : (pinned ? 'yes' : 'no')],
       ['after its loads', ev.loads ? ['loads', 'completed', 'failed', 'aborted', 'corrected'].map((k) => `${k} ${ev[k] || 0}`).join(' · ') : 'never loaded']]),
     h('div', { class: 'actions' },
-      shown.error ? null : h('button', { type: 'button', key: 'pin', 'data-test': 'pin', onclick: () => act([flags.pinned ? 'unpin' : 'pin', name]), text: flags.pinned ? 'Unpin' : 'Pin' }),
+      shown.error ? null : h('button', { type: 'button', key: 'pin', 'data-test': 'pin', onclick: () => act([pinned ? 'unpin' : 'pin', name]), text: pinned ? 'Unpin' : 'Pin' }),
       h('button', { type: 'button', key: 'archive', 'data-test': 'archive', onclick: () => act([archived ? 'restore' : 'archive', name]), text: archived ? 'Restore' : 'Archive' })),
-    versions.length ? h('div', { class: 'actions' }, revertSel,
-      h('button', { type: 'button', key: 'revert', 'data-test': 'revert', onclick: () => act(['revert', name, sk.revert]), text: 'Revert' })) : null);
+    versions.length ? h('div', { class: 'actions' }, revertSel, revertBtn) : null);
   if (!shown.error) {
     add(section, h('h3', { text: 'Current text' }),
       h('pre', { class: 'text scroll', tabindex: 0, 'data-test': 'skill-text', 'aria-label': 'Current text', key: 'scroll-text' }, visibleText(shown.content || '')));
   }
   add(section, h('h3', { text: 'History' }));
-  if (log.error) add(section, h('p', { class: 'notice err', text: log.error }));
+  if (log.error) add(section, h('p', { class: 'notice err' }, vis(log.error)));
   else if (!versions.length) add(section, h('p', { class: 'muted', text: 'No kept versions.' }));
   else {
     add(section, table('Versions', [
@@ -601,7 +639,7 @@ function drawSkill({ shown, log, diff }, name) {
       ['by', (v) => v.by], ['approved by', (v) => v.actor], ['session', (v) => v.session], ['why', (v) => v.reason],
       ['size', (v) => `${dash(v.beforeSize)} → ${dash(v.afterSize)}`],
       ['', (v) => h('button', { type: 'button', key: `vdiff-${v.version}`, onclick: () => { sk.compare = { one: v.version }; show(true); }, text: 'Its diff' })],
-    ], versions), log.total > versions.length ? h('p', { class: 'muted', text: `The newest ${versions.length} of ${log.total} versions.` }) : null,
+    ], versions), log.total > versions.length ? h('p', { class: 'muted' }, vis(`The newest ${versions.length} of ${log.total} versions.`)) : null,
     h('div', { class: 'actions' },
       choice('Compare version', 'cmp-a', vOpts((v) => String(v.version)), sk.a, pick('a'), 'diff-a'),
       choice('with version', 'cmp-b', vOpts((v) => String(v.version)), sk.b, pick('b'), 'diff-b'),
@@ -612,9 +650,9 @@ function drawSkill({ shown, log, diff }, name) {
   }
   if (diff) {
     const c = sk.compare;
-    add(section, h('h3', { text: c.one ? `What version ${c.one} changed` : `Version ${c.a} → version ${c.b}` }));
-    if (diff.error) add(section, h('p', { class: 'notice err', text: diff.error }));
-    else add(section, diff.note ? h('p', { class: 'muted', text: diff.note }) : null, diffBlock(diff.diff));
+    add(section, h('h3', {}, vis(c.one ? `What version ${c.one} changed` : `Version ${c.a} → version ${c.b}`)));
+    if (diff.error) add(section, h('p', { class: 'notice err' }, vis(diff.error)));
+    else add(section, diff.note ? h('p', { class: 'muted' }, vis(diff.note)) : null, diffBlock(diff.diff));
   }
   return section;
 }
@@ -650,7 +688,7 @@ function drawReviews({ list, status, loops }) {
       : h('p', { class: 'muted', text: 'No background review or curator pass is on record.' }),
     h('h3', { text: 'Background reviews now' }), facts(statusPairs),
     h('h3', { text: 'Review loops' }),
-    loops.error ? h('p', { class: 'notice err', text: loops.error })
+    loops.error ? h('p', { class: 'notice err' }, vis(loops.error))
       : (loops.loops || []).length
         ? table('Review loops', ['session', 'mode', 'status', 'iterations', 'tokens', 'independence', 'startedAt']
           .map((k) => [k, (r) => r[k]]), loops.loops)
@@ -718,7 +756,7 @@ async function loadCurator() {
 
 /** A curator report: when, how many checked, each change, errors. */
 function report(r) {
-  if (r.error) return h('p', { class: 'notice err', text: r.error });
+  if (r.error) return h('p', { class: 'notice err' }, vis(r.error));
   const changes = r.changes || [];
   return h('div', {},
     facts([['at', r.at], ['skills checked', r.checked], ['dry run', isBlank(r.dryRun) ? null : (r.dryRun ? 'yes' : 'no')]]),
@@ -775,10 +813,13 @@ async function init() {
   try {
     const s = (await request('/api/session')).body || {};
     state.csrf = s.csrf || '';
-    $('where').textContent = [`home ${dash(s.home)}`, s.project ? `project ${s.project}` : null, s.version ? `v${s.version}` : null]
-      .filter(Boolean).join(' · ');
+    // The home and project paths are the operator's folders' names: shown through the visible
+    // renderer like any other text the page did not write.
+    const parts = [['home ', dash(s.home)], s.project ? ['project ', s.project] : null, s.version ? ['v', s.version] : null]
+      .filter(Boolean).map(([label, v]) => [label, vis(v)]);
+    $('where').replaceChildren(...parts.flatMap((p, i) => (i ? [' · ', ...p] : p)));
   } catch (e) {
-    $('main').replaceChildren(h('p', { class: 'notice err', text: e.message }));
+    $('main').replaceChildren(h('p', { class: 'notice err' }, vis(e.message)));
     say(e.message, 'err');
     return;
   }
