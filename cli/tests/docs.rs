@@ -221,6 +221,17 @@ fn run_serve_block(page: &Path, block: &Block, work: &Path, home: &Path, cache: 
         .spawn()
         .expect("bash runs");
     let stdout = child.stdout.take().unwrap();
+    // The whole group (bash and the server it started) is stopped however this ends, a failed
+    // check's panic included.
+    struct Group(std::process::Child);
+    impl Drop for Group {
+        fn drop(&mut self) {
+            let _ = Command::new("kill").args(["-TERM", "--", &format!("-{}", self.0.id())]).status();
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let group = Group(child);
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
@@ -269,10 +280,7 @@ fn run_serve_block(page: &Path, block: &Block, work: &Path, home: &Path, cache: 
             _ => Err(format!("the browser was started with {seen:?}, not the link {link}")),
         }
     });
-    // The whole group: bash and the server it started.
-    let _ = Command::new("kill").args(["-TERM", "--", &format!("-{}", child.id())]).status();
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(group);
     let why = match checked {
         Some(Ok(())) => return,
         Some(Err(why)) => why,
