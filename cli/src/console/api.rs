@@ -133,8 +133,10 @@ pub fn paged(value: &Value, page: usize, per: usize) -> Value {
 
 impl Console {
     pub fn new(operator: Operator, stamp: Stamper, home: PathBuf, project: Option<PathBuf>) -> Console {
+        // The plugin was just started over the home as it is now: no restart for the first read.
+        let seen = stamp.current();
         Console {
-            operator: Mutex::new((operator, String::new())),
+            operator: Mutex::new((operator, seen)),
             stamp,
             home,
             project,
