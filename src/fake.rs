@@ -51,6 +51,9 @@ pub struct FakeHost {
     renames: Cell<u64>,
     /// Per root, the time (ms) of the last change of a top-level entry: the root's mtime.
     generations: RefCell<BTreeMap<Root, u64>>,
+    /// How far the filesystem's time (files' mtimes) is from `now`: 0 unless this process's
+    /// clock moved on its own (`step_process_clock`).
+    file_clock_offset: Cell<i64>,
 }
 
 impl FakeHost {
@@ -83,6 +86,18 @@ impl FakeHost {
 
     pub fn advance(&self, ms: u64) {
         self.now.set(self.now.get() + ms);
+    }
+
+    /// Moves this process's clock by `ms` while the filesystem's time stands still: a replay's
+    /// manual clock, stepped from event to event, on a machine whose real time barely moved.
+    pub fn step_process_clock(&self, ms: i64) {
+        self.now.set(self.now.get().saturating_add_signed(ms));
+        self.file_clock_offset.set(self.file_clock_offset.get() - ms);
+    }
+
+    /// The time the filesystem stamps on what is written now.
+    fn file_time(&self) -> u64 {
+        self.now.get().saturating_add_signed(self.file_clock_offset.get())
     }
 
     /// Runs `step` once, just before the next write to a path starting with `prefix`: what
@@ -196,7 +211,7 @@ impl FakeHost {
         // The root's mtime is the clock's time, in ms: two changes in one ms leave it as it was,
         // as a real filesystem's coarse timestamps do (the listing must cope with that).
         if !path.contains('/') || self.created_top_level(root, path) {
-            self.generations.borrow_mut().insert(root.clone(), self.now.get());
+            self.generations.borrow_mut().insert(root.clone(), self.file_time());
         }
     }
 
@@ -261,7 +276,7 @@ impl Host for FakeHost {
         Self::bump(&self.writes, &self.fail_write_at)?;
         self.touch(root, path);
         self.run_inside_write(root, path)?;
-        let now = self.now.get();
+        let now = self.file_time();
         self.with_root(root, path, |entries| {
             let mut bytes = match (entries.get(path), mode) {
                 (Some(Node::Dir), _) => return Err(FsError::WrongKind),

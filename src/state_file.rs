@@ -1,6 +1,13 @@
 //! Files that many processes share (one home, several agents, several hosts): atomic replace
 //! through a temp name no other process can hold, and short locks taken with `create-new` and
 //! broken by age, loudly. Built on the fs capability alone: `create-new` is the one atomic claim.
+//!
+//! A lock's age is judged on the filesystem's time, never on a process's clock: the lock file's
+//! mtime against the mtime of a probe written just now (`fs_now`). Processes of one home run on
+//! different clocks (a replay's manual clock starts at 2026-01-01 and jumps from event to event;
+//! a test host's stands still; a wall clock can be stepped back), and a lock judged stale by
+//! another process's time was broken under a live holder: both wrote, and writes were lost. The
+//! one kernel (or file server) every process writes through stamps both files.
 
 use crate::errors::ToolError;
 use crate::host::{FsError, Host, Level, Root, WriteMode};
@@ -110,10 +117,10 @@ impl Lock {
     fn release_inner(self, host: &impl Host, tidy: bool) {
         let Some(path) = self.path else { return };
         // Only our own: a lock broken as stale and retaken by another process is theirs. No other
-        // process breaks a lock stamped within `STALE_LOCK_MS` of now (every process of a home
-        // shares the system clock), so one stamped within half of that is ours without reading it
-        // back. Either way: a clock stepped back since makes our stamp one from the future, which
-        // others break once it is far enough ahead.
+        // process breaks a lock younger than `STALE_LOCK_MS` on the filesystem's time, so one
+        // taken within half of that by our own clock is ours without reading it back (a hold
+        // that long is seconds of real time on any clock that moves at all). Either way: a clock
+        // stepped back since makes our stamp one from the future, and we read it back.
         let young = stamp(&self.token).is_some_and(|t| host.now_ms().abs_diff(t) < STALE_LOCK_MS / 2);
         let ours = young || host.read(&Root::State, &path).is_ok_and(|b| b == self.token.as_bytes());
         if ours {
@@ -132,7 +139,16 @@ impl Lock {
     /// done under it now may race another process.
     pub fn refresh(&mut self, host: &impl Host) -> bool {
         let Some(path) = &self.path else { return true };
-        let age = stamp(&self.token).map_or(u64::MAX, |t| host.now_ms().abs_diff(t));
+        let now = host.now_ms();
+        let mut age = stamp(&self.token).map_or(u64::MAX, |t| now.abs_diff(t));
+        // A clock that has not moved since the lock was taken (a replay's manual clock within one
+        // event) says nothing of how long it has been held: others judge it on the filesystem's
+        // time, and so does its holder.
+        if age == 0
+            && let (Some(taken), Some(fs_now)) = (taken_ms(host, path), fs_now(host))
+        {
+            age = fs_now.abs_diff(taken);
+        }
         if age < RENEW_MS {
             return true;
         }
@@ -198,17 +214,28 @@ pub fn lock(host: &impl Host, name: &str) -> Result<Lock, ToolError> {
     Err(conflict(name))
 }
 
-/// When the lock at `path` was taken, by the taker's clock (the token starts with it); the file's
-/// mtime when the content is unreadable (a holder that died between create and write).
+/// When the lock (or breaker) at `path` was taken or last renewed, on the filesystem's time: its
+/// mtime (a renewal replaces the file).
 fn taken_ms(host: &impl Host, path: &str) -> Option<u64> {
-    match host.read(&Root::State, path) {
-        Ok(bytes) => match stamp(&String::from_utf8_lossy(&bytes)) {
-            Some(ms) => Some(ms),
-            None => host.stat(&Root::State, path).ok().map(|s| s.modified_ms),
-        },
-        Err(FsError::NotFound) => None,
-        Err(_) => host.stat(&Root::State, path).ok().map(|s| s.modified_ms),
-    }
+    host.stat(&Root::State, path).ok().map(|s| s.modified_ms)
+}
+
+/// The filesystem's time now: the mtime of a probe written under a name no other call holds,
+/// then removed (one left by a crash is debris the state root's cleanup removes). `None` when
+/// the probe cannot be written: then no lock is judged stale.
+fn fs_now(host: &impl Host) -> Option<u64> {
+    let probe = temp_name("", "clock", &token(host));
+    host.write(&Root::State, &probe, b"", WriteMode::CreateNew).ok()?;
+    let now = host.stat(&Root::State, &probe).ok().map(|s| s.modified_ms);
+    let _ = host.remove_file(&Root::State, &probe);
+    now
+}
+
+/// Why the lock or breaker at `path` cannot be a live holder's, when it cannot (see `too_far`),
+/// judged on the filesystem's time.
+fn too_old(host: &impl Host, path: &str, limit: u64) -> Option<String> {
+    let taken = taken_ms(host, path)?;
+    too_far(fs_now(host)?, taken, limit)
 }
 
 /// Takes the lock `name` only if it is free right now (or stale): for work that whoever comes
@@ -258,7 +285,7 @@ fn claim(host: &impl Host, path: &str, token: &str) -> Claim {
 
 /// Why the lock at `path` is stale, when it is (see `too_far`).
 fn stale(host: &impl Host, path: &str) -> Option<String> {
-    too_far(host.now_ms(), taken_ms(host, path)?, STALE_LOCK_MS)
+    too_old(host, path, STALE_LOCK_MS)
 }
 
 /// Takes the breaker `<lock>.break` (`Ok(false)`: another process holds it now). One left by a
@@ -270,8 +297,7 @@ fn take_breaker(host: &impl Host, breaker: &str, token: &str) -> Result<bool, Fs
         match host.write(&Root::State, breaker, token.as_bytes(), WriteMode::CreateNew) {
             Ok(()) => return Ok(true),
             Err(FsError::AlreadyExists) if !cleared => {
-                let Some(why) = taken_ms(host, breaker).and_then(|t| too_far(host.now_ms(), t, STALE_BREAKER_MS))
-                else {
+                let Some(why) = too_old(host, breaker, STALE_BREAKER_MS) else {
                     return Ok(false);
                 };
                 host.log(Level::Warn, &format!("clearing the stale breaker `{breaker}` ({why})"));
@@ -394,8 +420,11 @@ mod tests {
     fn a_lock_stamped_in_the_future_is_stale() {
         let host = FakeHost::new(1_000_000);
         let path = "locks/skill-a.lock";
-        // A garbage stamp far ahead of any clock: judged by age alone it would never go stale.
+        // A lock file from the future (written while the machine's time was far ahead, then set
+        // back): judged by age alone it would never go stale.
+        host.now.set(99_999_999);
         host.write(&Root::State, path, b"99999999999999-1", WriteMode::CreateNew).unwrap();
+        host.now.set(1_000_000);
         let lock = super::lock(&host, "skill-a").expect("the garbage lock is broken");
         assert!(host.logged("ms in the future"));
         assert_eq!(host.file(&Root::State, path).unwrap(), lock.token.as_bytes());
@@ -422,7 +451,10 @@ mod tests {
         let dead = super::lock(&host, "skill-a").unwrap();
         host.advance(STALE_LOCK_MS + 1);
         let breaker = format!("{path}.break");
+        let now = host.now_ms();
+        host.now.set(99_999_999);
         host.write(&Root::State, &breaker, b"99999999999999-1", WriteMode::CreateNew).unwrap();
+        host.now.set(now);
         let taken = try_lock(&host, "skill-a").expect("the breaker from the future is cleared, then the dead lock");
         assert!(host.logged("clearing the stale breaker") && host.logged("ms in the future"));
         assert!(host.file(&Root::State, &breaker).is_none());
@@ -463,6 +495,49 @@ mod tests {
         other.release(&host);
         renewing.release(&host);
         assert!(host.file(&Root::State, LOCK_DIR).is_none() && host.list_dir(&Root::State, LOCK_DIR).is_err());
+    }
+
+    #[test]
+    fn a_lock_is_judged_on_the_filesystem_s_time_not_on_the_judge_s_clock() {
+        // Two replays into one home: each process's manual clock is its own (one at event
+        // t+3 s, the other at t+15 s, or at 2026-01-01 beside a live hook on the wall clock),
+        // while the real time between them is milliseconds. Judged by the judge's clock, the
+        // live lock looked 12 s old and was broken: both processes wrote, and writes were lost.
+        let host = FakeHost::new(1_767_225_603_000);
+        let held = super::lock(&host, "skill-a").unwrap();
+        for step in [12_000, 300_000_000, -600_000_000] {
+            host.step_process_clock(step);
+            assert!(try_lock(&host, "skill-a").is_none(), "a live lock broken after a clock step of {step} ms");
+            assert!(matches!(super::lock(&host, "skill-a"), Err(e) if e.code == "conflict"));
+        }
+        assert!(!host.logged("breaking the stale lock"));
+        assert_eq!(host.file(&Root::State, "locks/skill-a.lock").unwrap(), held.token.as_bytes());
+        // The filesystem's time moves past the stale age: a holder that died is broken, on any
+        // process clock.
+        host.advance(STALE_LOCK_MS + 1);
+        let other = try_lock(&host, "skill-a").expect("a lock untouched for the stale age on the filesystem's time");
+        assert!(host.logged("breaking the stale lock `locks/skill-a.lock`"));
+        held.release(&host);
+        assert_eq!(host.file(&Root::State, "locks/skill-a.lock").unwrap(), other.token.as_bytes());
+        other.release(&host);
+        let state: Vec<String> = host.list_dir(&Root::State, "").unwrap().into_iter().map(|(n, _)| n).collect();
+        assert!(state.iter().all(|n| !is_temp(n)), "no probe left: {state:?}");
+    }
+
+    #[test]
+    fn a_holder_whose_clock_stands_still_renews_by_the_filesystem_s_time() {
+        // A replay's manual clock does not move within one event, however long a gate call
+        // under a lock takes: the holder renews by the filesystem's time, so it is not broken.
+        let host = FakeHost::new(1_000_000);
+        let mut holder = super::lock(&host, "skill-a").unwrap();
+        for _ in 0..5 {
+            host.advance(RENEW_MS);
+            host.step_process_clock(-(RENEW_MS as i64)); // real time moved, this process's clock did not
+            assert!(holder.refresh(&host));
+        }
+        assert!(try_lock(&host, "skill-a").is_none(), "renewed on the filesystem's time: not broken");
+        assert!(!host.logged("breaking the stale lock"));
+        holder.release(&host);
     }
 
     #[test]

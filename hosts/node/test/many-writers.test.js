@@ -118,7 +118,10 @@ function replayScript(file, id) {
     { t: 2, type: 'turn-end', session: id, status: 'completed', origin: 'user', depth: 0 },
   ];
   const lines = [{ t: 0, type: 'config', config: REPLAY_CONFIG }, ...barrier,
-    ...calls.map((args, i) => ({ t: i + 3, type: 'call', session: id, tool: 'skill_manage', args }))];
+    // Each replay on its own manual clock from 2026-01-01, 9 s or 13 s a step: their clocks and
+    // the live workers' wall clocks disagree by far more than a lock's stale age, while the real
+    // time between their steps is milliseconds (a lock is judged on the filesystem's time).
+    ...calls.map((args, i) => ({ t: 3 + i * (5_000 + 4_000 * offset), type: 'call', session: id, tool: 'skill_manage', args }))];
   writeFileSync(file, lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
   return calls;
 }
@@ -199,7 +202,7 @@ test('several processes, Node, Rust and Python, write one home at once and lose 
       const id = `r${r}`;
       const file = path.join(base, `${id}.jsonl`);
       const calls = replayScript(file, id);
-      const args = ['--wasm', WASM, 'replay', file, '--json', '--home', home, '--start', 'now', '--gate', gate.url, '--gate-key-env', GATE_KEY_ENV];
+      const args = ['--wasm', WASM, 'replay', file, '--json', '--home', home, '--gate', gate.url, '--gate-key-env', GATE_KEY_ENV];
       replays.push({ id, calls, p: launch(CLI, args, { ...process.env, [GATE_KEY_ENV]: 'stress-test' }) });
     }
     procs.push(...replays.map((x) => x.p));

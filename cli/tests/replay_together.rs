@@ -1,0 +1,119 @@
+//! Two `self-evolve replay` processes into one home at the same time, each on its own manual
+//! clock (issue 39 item 2). Their clocks disagree by seconds to hours while the real time between
+//! their steps is milliseconds: a lock judged by the judge's own clock looked stale and was
+//! broken under a live holder, and patches reported written were missing from the file. Every
+//! patch a replay reports written must be in the file, exactly once, and no lock is broken.
+
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn cli() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_self-evolve"));
+    cmd.arg("--wasm")
+        .arg(root().join("dist/self-evolve.wasm"))
+        .env("SELF_EVOLVE_CACHE_DIR", env!("CARGO_TARGET_TMPDIR"))
+        .env_remove("SELF_EVOLVE_HOME")
+        .env_remove("SELF_EVOLVE_ACTIVATION");
+    cmd
+}
+
+const MARKER: &str = "<!-- notes -->";
+const PATCHES: usize = 60;
+
+/// A replay script for session `id`: each event's clock `step_ms` after the last (far apart
+/// from the other replay's), a view and a patch adding one note line per step.
+fn script(dir: &Path, id: &str, start_ms: u64, step_ms: u64) -> PathBuf {
+    let mut lines = vec![json!({"t": 0, "type": "config", "config": {"duplicateThreshold": 1.0}})];
+    for j in 0..PATCHES {
+        let t = start_ms + step_ms * j as u64;
+        lines.push(json!({"t": t, "type": "call", "session": id, "tool": "skill_manage",
+            "args": {"action": "view", "name": "shared-notes"}}));
+        lines.push(json!({"t": t + 1, "type": "call", "session": id, "tool": "skill_manage",
+            "args": {"action": "patch", "name": "shared-notes", "old_string": MARKER,
+                     "new_string": format!("{MARKER}\n- note {id}-{j}"), "reason": "a note"}}));
+    }
+    let file = dir.join(format!("{id}.jsonl"));
+    std::fs::write(&file, lines.iter().map(|l| format!("{l}\n")).collect::<String>()).unwrap();
+    file
+}
+
+#[test]
+fn two_replays_on_their_own_clocks_lose_no_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let body = format!("# Shared notes\n\n{MARKER}\n");
+    let created = cli()
+        .args(["tool", "skill_manage", "--session", "setup", "--home"])
+        .arg(&home)
+        .arg(
+            json!({"action": "create", "name": "shared-notes", "description": "Notes two sessions add to. Use when testing.",
+                   "body": body, "reason": "the test's shared skill"})
+            .to_string(),
+        )
+        .output()
+        .unwrap();
+    assert!(created.status.success(), "{}", String::from_utf8_lossy(&created.stderr));
+
+    // One replay steps 7 s per event from t = 3 s, the other 11 s from t = 15 s: within a few
+    // events their clocks are more than the stale age (10 s) apart.
+    let scripts = [script(dir.path(), "r1", 3_000, 7_000), script(dir.path(), "r2", 15_000, 11_000)];
+    let children: Vec<_> = scripts
+        .iter()
+        .map(|file| {
+            cli()
+                .arg("replay")
+                .arg(file)
+                .args(["--json", "--home"])
+                .arg(&home)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut written = Vec::new();
+    let mut refused = 0;
+    let mut codes = Vec::new();
+    for (child, id) in children.into_iter().zip(["r1", "r2"]) {
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{id}: {stderr}");
+        assert!(!stderr.contains("breaking the stale lock"), "{id} broke a live lock:\n{stderr}");
+        let decisions: Vec<Value> =
+            String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+        let patches: Vec<&Value> = decisions.iter().filter(|d| d["kind"] == "tool").skip(1).step_by(2).collect();
+        assert_eq!(patches.len(), PATCHES, "{id}: one answer per patch");
+        for (j, answer) in patches.iter().enumerate() {
+            if answer["ok"] == true && answer["result"]["status"] == "written" {
+                written.push(format!("- note {id}-{j}"));
+            } else {
+                // A lost race is said, never hidden: conflict, or the skill changed since it was read.
+                let code = answer["result"]["code"].as_str().unwrap_or_default();
+                codes.push(code.to_string());
+                assert!(matches!(code, "conflict" | "not-read" | "stale"), "{id} patch {j}: {answer}");
+                refused += 1;
+            }
+        }
+    }
+    codes.sort();
+    codes.dedup();
+    eprintln!("{} patches written, {refused} refused (a lost race, said: {codes:?})", written.len());
+    let text = std::fs::read_to_string(home.join("skills/shared-notes/SKILL.md")).unwrap();
+    for note in &written {
+        assert_eq!(
+            text.matches(&format!("{note}\n")).count(),
+            1,
+            "a patch reported written is missing:\n{note}\n{text}"
+        );
+    }
+    let on_disk = text.lines().filter(|l| l.starts_with("- note ")).count();
+    assert_eq!(on_disk, written.len(), "every note on disk was reported written ({refused} refused)");
+    for id in ["r1", "r2"] {
+        assert!(written.iter().any(|n| n.starts_with(&format!("- note {id}-"))), "{id} wrote nothing");
+    }
+}
