@@ -101,7 +101,12 @@ pub fn is_temp(name: &str) -> bool {
 pub struct Lock {
     path: Option<String>,
     token: String,
+    /// `refresh` calls since the lock was taken or renewed on a clock that did not move.
+    standing: u32,
 }
+
+/// On a clock that does not move, `refresh` asks the filesystem's time once per this many calls.
+const PROBE_EVERY: u32 = 16;
 
 impl Lock {
     pub fn release(self, host: &impl Host) {
@@ -143,11 +148,15 @@ impl Lock {
         let mut age = stamp(&self.token).map_or(u64::MAX, |t| now.abs_diff(t));
         // A clock that has not moved since the lock was taken (a replay's manual clock within one
         // event) says nothing of how long it has been held: others judge it on the filesystem's
-        // time, and so does its holder.
-        if age == 0
-            && let (Some(taken), Some(fs_now)) = (taken_ms(host, path), fs_now(host))
-        {
-            age = fs_now.abs_diff(taken);
+        // time, and so does its holder, every `PROBE_EVERY` calls (a probe is three fs calls;
+        // a long copy calls this between files).
+        if age == 0 {
+            self.standing += 1;
+            if self.standing % PROBE_EVERY == 0
+                && let (Some(taken), Some(fs_now)) = (taken_ms(host, path), fs_now(host))
+            {
+                age = fs_now.abs_diff(taken);
+            }
         }
         if age < RENEW_MS {
             return true;
@@ -173,6 +182,7 @@ impl Lock {
         };
         if renewed {
             self.token = fresh;
+            self.standing = 0;
         } else {
             host.log(
                 Level::Warn,
@@ -190,13 +200,13 @@ impl Lock {
 pub fn lock(host: &impl Host, name: &str) -> Result<Lock, ToolError> {
     let token = token(host);
     if !host.has_root(&Root::State) {
-        return Ok(Lock { path: None, token });
+        return Ok(Lock { path: None, token, standing: 0 });
     }
     let path = format!("{LOCK_DIR}/{name}.lock");
     let started = host.now_ms();
     for _ in 0..MAX_ATTEMPTS {
         match claim(host, &path, &token) {
-            Claim::Taken => return Ok(Lock { path: Some(path), token }),
+            Claim::Taken => return Ok(Lock { path: Some(path), token, standing: 0 }),
             Claim::Retry => continue,
             Claim::Busy => {}
             Claim::Failed(err) => {
@@ -249,7 +259,7 @@ pub fn try_lock(host: &impl Host, name: &str) -> Option<Lock> {
     // A second attempt only after a stale lock was broken.
     for _ in 0..2 {
         match claim(host, &path, &token) {
-            Claim::Taken => return Some(Lock { path: Some(path), token }),
+            Claim::Taken => return Some(Lock { path: Some(path), token, standing: 0 }),
             Claim::Retry => continue,
             Claim::Busy | Claim::Failed(_) => return None,
         }
@@ -533,7 +543,9 @@ mod tests {
         for _ in 0..5 {
             host.advance(RENEW_MS);
             host.step_process_clock(-(RENEW_MS as i64)); // real time moved, this process's clock did not
-            assert!(holder.refresh(&host));
+            for _ in 0..PROBE_EVERY {
+                assert!(holder.refresh(&host));
+            }
         }
         assert!(try_lock(&host, "skill-a").is_none(), "renewed on the filesystem's time: not broken");
         assert!(!host.logged("breaking the stale lock"));
