@@ -152,7 +152,7 @@ impl Lock {
         // a long copy calls this between files).
         if age == 0 {
             self.standing += 1;
-            if self.standing % PROBE_EVERY == 0
+            if self.standing.is_multiple_of(PROBE_EVERY)
                 && let (Some(taken), Some(fs_now)) = (taken_ms(host, path), fs_now(host))
             {
                 age = fs_now.abs_diff(taken);
