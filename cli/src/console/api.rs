@@ -13,9 +13,18 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-const INDEX: &str = include_str!("assets/index.html");
-const APP_JS: &str = include_str!("assets/app.js");
-const APP_CSS: &str = include_str!("assets/app.css");
+/// The page's files, embedded: its path, its text, its type. The scripts are classic scripts that
+/// `index.html` loads in this order (one global scope, no build step).
+const ASSETS: [(&str, &str, &str); 7] = [
+    ("/index.html", include_str!("assets/index.html"), "text/html; charset=utf-8"),
+    ("/app.css", include_str!("assets/app.css"), "text/css; charset=utf-8"),
+    ("/js/base.js", include_str!("assets/js/base.js"), JS),
+    ("/js/page.js", include_str!("assets/js/page.js"), JS),
+    ("/js/inbox.js", include_str!("assets/js/inbox.js"), JS),
+    ("/js/skills.js", include_str!("assets/js/skills.js"), JS),
+    ("/js/views.js", include_str!("assets/js/views.js"), JS),
+];
+const JS: &str = "text/javascript; charset=utf-8";
 
 /// Read answers kept for one stamp, at most (a page asks for a handful per view).
 const CACHED: usize = 256;
@@ -148,9 +157,10 @@ impl Console {
     /// A session's GET (`csrf`: its token, for `/api/session`).
     pub fn get(&self, path: &str, query: &str, csrf: &str) -> Reply {
         match path {
-            "/" | "/index.html" => Reply::asset(INDEX, "text/html; charset=utf-8"),
-            "/app.js" => Reply::asset(APP_JS, "text/javascript; charset=utf-8"),
-            "/app.css" => Reply::asset(APP_CSS, "text/css; charset=utf-8"),
+            "/" => Reply::asset(ASSETS[0].1, ASSETS[0].2),
+            asset if let Some((_, body, kind)) = ASSETS.iter().find(|(path, _, _)| *path == asset) => {
+                Reply::asset(body, kind)
+            }
             "/api/session" => Reply::json(
                 200,
                 &json!({
