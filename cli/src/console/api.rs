@@ -154,6 +154,11 @@ impl Console {
         }
     }
 
+    /// The home's stamp, measured in the background while a page is open (`mod.rs`).
+    pub fn stamp(&self) -> &Stamper {
+        &self.stamp
+    }
+
     /// A session's GET (`csrf`: its token, for `/api/session`).
     pub fn get(&self, path: &str, query: &str, csrf: &str) -> Reply {
         match path {

@@ -90,6 +90,7 @@ pub fn run(options: Options) -> Result<()> {
         open_browser(&url);
     }
     std::thread::scope(|scope| {
+        scope.spawn(|| console.stamp().refresh_while_watched());
         for listener in &listeners {
             let (keys, console, active) = (&keys, &console, &active);
             scope.spawn(move || serve::serve(scope, listener, keys, console, active));
