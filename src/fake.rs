@@ -51,6 +51,10 @@ pub struct FakeHost {
     renames: Cell<u64>,
     /// Per root, the time (ms) of the last change of a top-level entry: the root's mtime.
     generations: RefCell<BTreeMap<Root, u64>>,
+    /// Per folder below a root, the time (ms) of the last change under it: its mtime. Every
+    /// folder above a changed path is stamped (a real filesystem stamps only the parent, and
+    /// only for an entry added, removed or renamed: stamping more is the cautious side).
+    dir_times: RefCell<BTreeMap<(Root, String), u64>>,
     /// How far the filesystem's time (files' mtimes) is from `now`: 0 unless this process's
     /// clock moved on its own (`step_process_clock`).
     file_clock_offset: Cell<i64>,
@@ -212,6 +216,11 @@ impl FakeHost {
         // as a real filesystem's coarse timestamps do (the listing must cope with that).
         if !path.contains('/') || self.created_top_level(root, path) {
             self.generations.borrow_mut().insert(root.clone(), self.file_time());
+        }
+        let mut dir = path;
+        while let Some((parent, _)) = dir.rsplit_once('/') {
+            self.dir_times.borrow_mut().insert((root.clone(), parent.to_string()), self.file_time());
+            dir = parent;
         }
     }
 
@@ -422,7 +431,10 @@ impl Host for FakeHost {
             Some(Node::File { data, modified_ms }) => {
                 Ok(Stat { kind: EntryKind::File, size: data.len() as u64, modified_ms: *modified_ms })
             }
-            Some(Node::Dir) => Ok(Stat { kind: EntryKind::Dir, size: 0, modified_ms: 0 }),
+            Some(Node::Dir) => {
+                let modified_ms = self.dir_times.borrow().get(&(root.clone(), path.to_string())).copied().unwrap_or(0);
+                Ok(Stat { kind: EntryKind::Dir, size: 0, modified_ms })
+            }
             Some(Node::Symlink) => Ok(Stat { kind: EntryKind::Symlink, size: 0, modified_ms: 0 }),
             None => Err(FsError::NotFound),
         }

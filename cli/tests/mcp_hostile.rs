@@ -805,3 +805,98 @@ fn a_message_is_passed_on_as_the_wire_read_it() {
         assert!(served, "{shape} as {id}: {got:?}");
     }
 }
+
+/// The `skills/list` entry of `name` (its files' digests by URI), from a page.
+fn listed_files(page: &Value, name: &str) -> Vec<(String, String)> {
+    let skill = page["result"]["skills"].as_array().unwrap().iter().find(|s| s["frontmatter"]["name"] == name);
+    let files = skill.unwrap_or_else(|| panic!("{name} listed: {page}"))["resources"].as_array().unwrap();
+    files.iter().map(|f| (f["uri"].as_str().unwrap().to_string(), f["digest"].as_str().unwrap().to_string())).collect()
+}
+
+fn sha256(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    format!("sha256:{}", hex(&sha2::Sha256::digest(bytes)))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A file written by another process, then stamped with `mtime` (`File::set_modified`).
+fn write_stamped(path: &Path, text: &str, mtime: std::time::SystemTime) {
+    std::fs::write(path, text).unwrap();
+    std::fs::File::options().write(true).open(path).unwrap().set_modified(mtime).unwrap();
+}
+
+/// The server keeps each served entry's digests while the skill's files and folders stat as they
+/// did. A rewrite under it that keeps the size and an mtime within the racy window (stamped back,
+/// as `touch -r` does), an atomic replace stamped back to the replaced file's mtime, and a plain
+/// edit of the same size are each served at once: every page equals a fresh process's page.
+#[test]
+fn a_home_rewritten_under_the_server_never_gets_stale_digests() {
+    let (_tmp, home, project) = dirs();
+    let skills = home.join("skills");
+    skill(&skills, "alpha", "Alpha for testing.");
+    skill(&skills, "bravo", "Bravo for testing.");
+    let now = std::time::SystemTime::now();
+    // alpha's file: an mtime in the racy window (ahead of the clock) for the whole test;
+    // bravo's: long settled, so its entry is kept from the first page.
+    let (racy, settled) = (now + Duration::from_secs(120), now - Duration::from_secs(60));
+    let alpha = skills.join("alpha/references/api.md");
+    let bravo = skills.join("bravo/references/api.md");
+    for (file, stamp) in [(&alpha, racy), (&bravo, settled)] {
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        write_stamped(file, "version 1\n", stamp);
+        for dir in [file.parent().unwrap(), file.parent().unwrap().parent().unwrap()] {
+            std::fs::File::open(dir).unwrap().set_modified(settled).unwrap();
+        }
+    }
+    std::fs::File::open(skills.join("bravo/SKILL.md")).unwrap().set_modified(settled).unwrap();
+
+    let mut server = Server::start(&home, &project);
+    server.initialize();
+    let mut id = 10;
+    let mut page = |server: &mut Server| {
+        id += 1;
+        server.send(json!({"jsonrpc":"2.0","id":id,"method":"skills/list","params":{}}));
+        server.answer(id, Duration::from_secs(60)).expect("skills/list answered")
+    };
+    let uncached = || {
+        let mut fresh = Server::start(&home, &project);
+        fresh.initialize();
+        fresh.send(json!({"jsonrpc":"2.0","id":2,"method":"skills/list","params":{}}));
+        let answer = fresh.answer(2, Duration::from_secs(60)).expect("skills/list answered");
+        fresh.finish();
+        answer["result"].clone()
+    };
+    let digest_of = |page: &Value, name: &str| {
+        let uri = format!("skill://{name}/references/api.md");
+        listed_files(page, name).into_iter().find(|(u, _)| *u == uri).unwrap().1
+    };
+    let first = page(&mut server);
+    assert_eq!(digest_of(&first, "alpha"), sha256(b"version 1\n"));
+    assert_eq!(page(&mut server)["result"], first["result"]);
+
+    // Same size, stamped back to the same mtime, within the racy window.
+    write_stamped(&alpha, "version 2\n", racy);
+    let second = page(&mut server);
+    assert_eq!(digest_of(&second, "alpha"), sha256(b"version 2\n"));
+    assert_eq!(second["result"], uncached());
+
+    // An atomic replace (a new inode) of a kept entry's file, stamped back to its mtime.
+    let replacing = bravo.with_file_name("api.md.new");
+    write_stamped(&replacing, "version 3\n", settled);
+    std::fs::rename(&replacing, &bravo).unwrap();
+    let third = page(&mut server);
+    assert_eq!(digest_of(&third, "bravo"), sha256(b"version 3\n"));
+    assert_eq!(third["result"], uncached());
+
+    // Settled and kept again, then a plain edit of the same size.
+    std::thread::sleep(Duration::from_millis(1100));
+    assert_eq!(page(&mut server)["result"], third["result"]);
+    std::fs::write(&bravo, "version 4\n").unwrap();
+    let fourth = page(&mut server);
+    assert_eq!(digest_of(&fourth, "bravo"), sha256(b"version 4\n"));
+    assert_eq!(fourth["result"], uncached());
+    server.finish();
+}

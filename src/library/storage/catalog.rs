@@ -7,12 +7,14 @@
 
 use crate::digest::sha256_hex;
 use crate::errors::ToolError;
-use crate::host::Host;
+use crate::host::{EntryKind, Host, Root, Stat};
+use crate::library::storage::debris::is_debris;
 use crate::library::storage::frontmatter::Value;
-use crate::library::storage::list_cache::ListCache;
+use crate::library::storage::list_cache::{ListCache, RACY_MS};
 use crate::library::storage::skillfile::SkillFile;
 use crate::library::storage::store::{Layout, Location, Store};
 use serde_json::json;
+use std::collections::HashMap;
 
 /// Files per served skill; a larger skill is not served (a client need not load it).
 pub const MAX_FILES: usize = 512;
@@ -83,8 +85,25 @@ fn page_within(
     let (listed, total, _) = store.list_page(cache, offset, limit.clamp(1, PAGE_MAX));
     let mut next_offset = (offset.saturating_add(listed.len()) < total).then_some(offset.saturating_add(listed.len()));
     let (mut skills, mut skipped, mut spent) = (Vec::new(), Vec::new(), 0u64);
+    let served_cache = &mut cache.served;
+    if served_cache.len() > SERVED_CACHE_MAX {
+        served_cache.clear();
+    }
     for (i, entry) in listed.iter().enumerate() {
-        let served = servable(&store, &entry.location).and_then(|servable| {
+        let key = (entry.location.root.clone(), entry.location.path());
+        if let Some(skill) = cached(&store, served_cache, &key) {
+            let size = skill.files.iter().fold(0u64, |sum, f| sum.saturating_add(f.size));
+            if !skills.is_empty() && spent.saturating_add(size) > budget {
+                next_offset = Some(offset.saturating_add(i));
+                break;
+            }
+            spent = spent.saturating_add(size);
+            skills.push(skill);
+            continue;
+        }
+        // Stat'ed before anything is read: a change after this is seen by the next page.
+        let snapshot = snapshot(&store, &entry.location);
+        let served = servable_from(&store, &entry.location, snapshot.as_deref()).and_then(|servable| {
             let size = servable.bytes();
             if !skills.is_empty() && spent.saturating_add(size) > budget {
                 return Ok(None);
@@ -92,6 +111,11 @@ fn page_within(
             spent = spent.saturating_add(size);
             serve_servable(&store, &entry.location, servable).map(Some)
         });
+        if let (Ok(Some(skill)), Some(stats)) = (&served, snapshot)
+            && matches_snapshot(skill, &entry.location, &stats)
+        {
+            served_cache.insert(key, CachedServed { stats, skill: skill.clone() });
+        }
         match served {
             Ok(Some(skill)) => skills.push(skill),
             Ok(None) => {
@@ -102,6 +126,80 @@ fn page_within(
         }
     }
     (Page { skills, next_offset }, skipped)
+}
+
+/// Served entries kept at most (each is small; past this the cache starts over).
+const SERVED_CACHE_MAX: usize = 200_000;
+
+/// A served entry and the stats it was made under: every folder of the skill, its SKILL.md and
+/// every file in it (hidden ones and debris too), by path relative to the root. It stands while
+/// each path stats the same (kind, size, mtime): a file added, removed or renamed (an atomic
+/// replace too) changes its folder's mtime, an edit its file's size or mtime. Only made when
+/// every mtime was settled (older than [`RACY_MS`]) at the stat taken before the reads, so a
+/// change in the same timestamp tick as that stat is never hidden (git's racy rule).
+#[derive(Debug, Clone)]
+pub struct CachedServed {
+    stats: Vec<(String, Stat)>,
+    skill: ServedSkill,
+}
+
+/// Served entries by (root, SKILL.md path).
+pub type ServedCache = HashMap<(Root, String), CachedServed>;
+
+/// The cached entry of this skill, when every path it was made under stats as it did then.
+fn cached(store: &Store<impl Host>, cache: &mut ServedCache, key: &(Root, String)) -> Option<ServedSkill> {
+    let entry = cache.get(key)?;
+    let paths: Vec<String> = entry.stats.iter().map(|(p, _)| p.clone()).collect();
+    let now = store.host.stat_many(&key.0, &paths);
+    if now.len() == paths.len() && entry.stats.iter().zip(&now).all(|((_, was), is)| is.as_ref() == Ok(was)) {
+        return Some(entry.skill.clone());
+    }
+    cache.remove(key);
+    None
+}
+
+/// The stats a served entry of this skill would stand on, or `None` when it may not be cached:
+/// a path did not stat, a symlink, too many entries, or an mtime not yet settled.
+fn snapshot(store: &Store<impl Host>, location: &Location) -> Option<Vec<(String, Stat)>> {
+    let root = &location.root;
+    let mut paths = Vec::new();
+    if location.layout == Layout::Package {
+        // Each folder before its listing: an entry added after the stat changes the mtime.
+        let mut dirs = vec![location.name.clone()];
+        while let Some(dir) = dirs.pop() {
+            paths.push(dir.clone());
+            for (entry, kind) in store.host.list_dir(root, &dir).ok()? {
+                let path = format!("{dir}/{entry}");
+                match kind {
+                    EntryKind::Dir => dirs.push(path),
+                    EntryKind::File => paths.push(path),
+                    EntryKind::Symlink => return None,
+                }
+            }
+            if paths.len() > 2 * MAX_FILES {
+                return None;
+            }
+        }
+    } else {
+        paths.push(location.path());
+    }
+    let stats = store.host.stat_many(root, &paths);
+    let now = store.host.now_ms();
+    let settled = |st: &Stat| now.checked_sub(st.modified_ms).is_some_and(|age| age >= RACY_MS);
+    paths.into_iter().zip(stats).map(|(p, st)| st.ok().filter(settled).map(|st| (p, st))).collect()
+}
+
+/// Whether the served files are the snapshot's files at the snapshot's sizes (else something
+/// changed between the stat and the reads, and the entry is not kept).
+fn matches_snapshot(skill: &ServedSkill, location: &Location, stats: &[(String, Stat)]) -> bool {
+    let prefix = match location.layout {
+        Layout::Package => format!("{}/", location.name),
+        Layout::Flat => String::new(),
+    };
+    skill.files.iter().all(|f| {
+        let path = if location.layout == Layout::Flat { location.path() } else { format!("{prefix}{}", f.path) };
+        stats.iter().any(|(p, st)| *p == path && st.kind == EntryKind::File && st.size == f.size)
+    })
 }
 
 /// The served skill of this name (the winner after shadowing), or why there is none.
@@ -187,6 +285,16 @@ impl Servable {
 }
 
 fn servable(store: &Store<impl Host>, location: &Location) -> Result<Servable, String> {
+    servable_from(store, location, None)
+}
+
+/// `servable`, with the skill's folders and files already walked and stat'ed (a `snapshot`),
+/// when there is one: they are not listed and stat'ed again.
+fn servable_from(
+    store: &Store<impl Host>,
+    location: &Location,
+    snapshot: Option<&[(String, Stat)]>,
+) -> Result<Servable, String> {
     let name = &location.name;
     let bytes = store.read(&location.root, &location.path()).map_err(|e| e.message)?;
     let skill = SkillFile::parse_bytes(&bytes).map_err(|e| format!("its SKILL.md does not parse: {}", e.message))?;
@@ -197,7 +305,25 @@ fn servable(store: &Store<impl Host>, location: &Location) -> Result<Servable, S
         return Err("it is marked archived".into());
     }
     let mut files = Vec::new();
-    if location.layout == Layout::Package {
+    if location.layout == Layout::Package
+        && let Some(stats) = snapshot
+    {
+        let prefix = format!("{name}/");
+        for (path, stat) in stats {
+            let Some(rel) = path.strip_prefix(&prefix) else { continue };
+            // What `package_files` leaves out (debris), and what is never served (hidden).
+            if stat.kind == EntryKind::File
+                && rel != "SKILL.md"
+                && !rel.split('/').any(|c| c.starts_with('.') || is_debris(c))
+            {
+                files.push((rel.to_string(), stat.size));
+            }
+        }
+        files.sort();
+        if files.len() + 1 > MAX_FILES {
+            return Err(format!("it has more than {MAX_FILES} files"));
+        }
+    } else if location.layout == Layout::Package {
         let paths: Vec<String> = store
             .package_files(&location.root, name)
             .map_err(|e| e.message)?

@@ -225,3 +225,102 @@ fn a_page_of_large_skills_ends_early_and_says_where_to_go_on() {
     let (page, _) = page_within(&host, "s1", &mut cache, 0, 100, 1);
     assert_eq!((page.skills.len(), page.next_offset), (1, Some(1)));
 }
+
+/// The served files' digests of one skill, from a page.
+fn digests(page: &Page, name: &str) -> Vec<(String, u64, String)> {
+    let skill = page.skills.iter().find(|s| s.name == name).expect("served");
+    skill.files.iter().map(|f| (f.path.clone(), f.size, f.sha256.clone())).collect()
+}
+
+/// Writes a file as another process would, then stamps it with `mtime` (as `File::set_modified`
+/// does): its folder's mtime is what the write made it.
+fn rewrite_stamped(host: &FakeHost, root: &Root, path: &str, text: &str, mtime: u64) {
+    host.write(root, path, text.as_bytes(), WriteMode::Truncate).unwrap();
+    let mut roots = host.roots.borrow_mut();
+    let entries = roots.get_mut(root).unwrap();
+    entries.insert(path.to_string(), crate::fake::Node::File { data: text.as_bytes().to_vec(), modified_ms: mtime });
+}
+
+fn first_page(host: &FakeHost, cache: &mut ListCache) -> Page {
+    let (page, skipped) = page(host, "s1", cache, 0, 100);
+    assert!(skipped.is_empty());
+    page
+}
+
+/// A warm page serves each skill's entry from memory while its files and folders stat as they
+/// did; an entry made while an mtime was within the racy window of its stat is never kept, so a
+/// rewrite of the same size stamped back to the same mtime (one timestamp tick) is seen.
+#[test]
+fn a_served_entry_made_in_the_racy_window_is_not_kept_and_a_same_tick_rewrite_is_seen() {
+    let host = FakeHost::new(1_767_225_600_000);
+    put(&host, &Root::UserSkills, "alpha/SKILL.md", &skill("alpha", "Alpha."));
+    put(&host, &Root::UserSkills, "alpha/references/api.md", "version 1\n");
+    let written = host.now_ms();
+    let mut cache = ListCache::default();
+    let before = first_page(&host, &mut cache);
+    assert!(cache.served.is_empty(), "an mtime of this tick is not settled: nothing is cached");
+
+    // Same size, same mtime (the same tick), other bytes.
+    rewrite_stamped(&host, &Root::UserSkills, "alpha/references/api.md", "version 2\n", written);
+    let after = first_page(&host, &mut cache);
+    assert_ne!(digests(&after, "alpha"), digests(&before, "alpha"));
+    assert_eq!(digests(&after, "alpha")[1].2, crate::digest::sha256_hex(b"version 2\n"));
+
+    // Once settled, the entry is kept, and served while nothing changed.
+    host.advance(RACY_MS);
+    let settled = first_page(&host, &mut cache);
+    assert_eq!(settled, after);
+    assert_eq!(cache.served.len(), 1, "kept once every mtime is settled");
+    assert_eq!(first_page(&host, &mut cache), after, "served from the cache");
+}
+
+/// A kept entry is dropped when anything under the skill changes: an edit of the same size
+/// stamped with a new mtime, an atomic replace stamped back to the old mtime (its folder's mtime
+/// moves: a new inode enters it), a file added; every page equals an uncached one.
+#[test]
+fn a_kept_entry_is_dropped_on_any_change_and_pages_equal_uncached_ones() {
+    let host = FakeHost::new(1_767_225_600_000);
+    let project = Root::ProjectSkills("s1".into());
+    host.map_root(project.clone());
+    for i in 0..30 {
+        let root = if i % 3 == 0 { project.clone() } else { Root::UserSkills };
+        put(&host, &root, &format!("s{i:02}/SKILL.md"), &skill(&format!("s{i:02}"), "Some skill."));
+        put(&host, &root, &format!("s{i:02}/references/api.md"), "api 1\n");
+    }
+    put(&host, &Root::UserSkills, "flat.md", &skill("flat", "A flat skill."));
+    let mut warm = ListCache::default();
+    let uncached = |host: &FakeHost| first_page(host, &mut ListCache::default());
+    let check = |host: &FakeHost, warm: &mut ListCache| {
+        host.advance(RACY_MS);
+        let page = first_page(host, warm);
+        assert_eq!(page, uncached(host), "a warm page equals an uncached one");
+        page
+    };
+    check(&host, &mut warm);
+    assert_eq!(warm.served.len(), 31);
+    let old = digests(&check(&host, &mut warm), "s01");
+
+    // Same size, new mtime.
+    host.write(&Root::UserSkills, "s01/references/api.md", b"api 2\n", WriteMode::Truncate).unwrap();
+    let page = check(&host, &mut warm);
+    assert_ne!(digests(&page, "s01"), old);
+
+    // Atomic replace, stamped back to the replaced file's mtime, same size.
+    let stamp = host.stat(&Root::UserSkills, "s02/SKILL.md").unwrap().modified_ms;
+    let before = digests(&page, "s02");
+    let text = skill("s02", "Other skill.");
+    put(&host, &Root::UserSkills, "s02/.SKILL.md.tmp", &text);
+    host.rename(&Root::UserSkills, "s02/.SKILL.md.tmp", "s02/SKILL.md").unwrap();
+    rewrite_stamped(&host, &Root::UserSkills, "s02/SKILL.md", &text, stamp);
+    let page = check(&host, &mut warm);
+    assert_ne!(digests(&page, "s02"), before);
+
+    // A file added to a subfolder; the flat skill edited; a project skill's file removed.
+    put(&host, &Root::UserSkills, "s04/references/more.md", "more\n");
+    host.write(&Root::UserSkills, "flat.md", skill("flat", "A flat one.").as_bytes(), WriteMode::Truncate).unwrap();
+    host.remove_file(&project, "s03/references/api.md").unwrap();
+    let page = check(&host, &mut warm);
+    assert_eq!(digests(&page, "s04").len(), 3);
+    assert_eq!(digests(&page, "s03").len(), 1);
+    assert_eq!(page.skills.iter().find(|s| s.name == "flat").unwrap().description, "A flat one.");
+}

@@ -95,6 +95,9 @@ pub struct ListCache {
     /// generation it was built at, and the candidates that were not skills then (folders
     /// without a SKILL.md, which may gain one without the root's mtime changing).
     pub(super) merged: Option<Merged>,
+    /// The catalog's served entries (digests of every file), each valid while its files and
+    /// folders stat as they did (see `catalog::CachedServed`).
+    pub(super) served: crate::library::storage::catalog::ServedCache,
 }
 
 pub(super) struct Merged {
