@@ -142,10 +142,10 @@ pub fn paged(value: &Value, page: usize, per: usize) -> Value {
 
 impl Console {
     pub fn new(operator: Operator, stamp: Stamper, home: PathBuf, project: Option<PathBuf>) -> Console {
-        // The plugin was just started over the home as it is now: no restart for the first read.
-        let seen = stamp.current();
         Console {
-            operator: Mutex::new((operator, seen)),
+            // Empty until the first read: the plugin was just started over the home as it is
+            // then, so that read takes the stamp as seen and restarts nothing.
+            operator: Mutex::new((operator, String::new())),
             stamp,
             home,
             project,
@@ -282,7 +282,9 @@ impl Console {
     fn operator(&self) -> MutexGuard<'_, (Operator, String)> {
         let mut guard = lock(&self.operator);
         let now = self.stamp.current();
-        if guard.1 != now {
+        if guard.1.is_empty() {
+            guard.1 = now;
+        } else if guard.1 != now {
             let (operator, seen) = &mut *guard;
             // A failed restart leaves the old instance, which answers as before.
             match operator.reload() {
