@@ -113,14 +113,20 @@ pub struct Stamper {
 
 impl Stamper {
     pub fn new(watched: Watched) -> Stamper {
-        Stamper { watched, last: Mutex::new(None), asked: Mutex::new(None), forgotten: Default::default() }
+        // As if asked at start: the first stamp is measured in the background while the browser
+        // opens the link, not by the page's first request.
+        Stamper {
+            watched,
+            last: Mutex::new(None),
+            asked: Mutex::new(Some(Instant::now())),
+            forgotten: Default::default(),
+        }
     }
 
     /// Measures the stamp every `REFRESH` while requests keep asking for it (for `WATCHED_FOR`
     /// after the last); runs for the life of the console, on a thread of its own.
     pub fn refresh_while_watched(&self) -> ! {
         loop {
-            std::thread::sleep(REFRESH);
             let asked = *self.asked.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
             if asked.is_some_and(|at| at.elapsed() < WATCHED_FOR) {
                 let (began, epoch) = (Instant::now(), self.forgotten.load(Ordering::SeqCst));
@@ -132,6 +138,7 @@ impl Stamper {
                     *last = Some((Instant::now(), stamp));
                 }
             }
+            std::thread::sleep(REFRESH);
         }
     }
 
