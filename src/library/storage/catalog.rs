@@ -11,10 +11,10 @@ use crate::host::{EntryKind, Host, Root, Stat};
 use crate::library::storage::debris::is_debris;
 use crate::library::storage::frontmatter::Value;
 use crate::library::storage::list_cache::{ListCache, RACY_MS};
+pub use crate::library::storage::served::{CachedServed, ServedCache, ServedFile, ServedSkill};
 use crate::library::storage::skillfile::SkillFile;
 use crate::library::storage::store::{Layout, Location, Store};
 use serde_json::json;
-use std::collections::HashMap;
 
 /// Files per served skill; a larger skill is not served (a client need not load it).
 pub const MAX_FILES: usize = 512;
@@ -22,26 +22,6 @@ pub const MAX_FILES: usize = 512;
 pub const MAX_BYTES: u64 = 16 << 20;
 /// Skills per page at most.
 pub const PAGE_MAX: usize = 1000;
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ServedFile {
-    /// Relative to the skill's folder: `SKILL.md`, `references/api.md`.
-    pub path: String,
-    pub size: u64,
-    /// Lowercase hex.
-    pub sha256: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ServedSkill {
-    pub name: String,
-    pub scope: &'static str,
-    pub description: String,
-    /// Every frontmatter field as a JSON object (plain YAML scalars typed by the core schema).
-    pub frontmatter_json: String,
-    /// `SKILL.md` first, then supporting files by path.
-    pub files: Vec<ServedFile>,
-}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Page {
@@ -130,21 +110,6 @@ fn page_within(
 
 /// Served entries kept at most (each is small; past this the cache starts over).
 const SERVED_CACHE_MAX: usize = 200_000;
-
-/// A served entry and the stats it was made under: every folder of the skill, its SKILL.md and
-/// every file in it (hidden ones and debris too), by path relative to the root. It stands while
-/// each path stats the same (kind, size, mtime): a file added, removed or renamed (an atomic
-/// replace too) changes its folder's mtime, an edit its file's size or mtime. Only made when
-/// every mtime was settled (older than [`RACY_MS`]) at the stat taken before the reads, so a
-/// change in the same timestamp tick as that stat is never hidden (git's racy rule).
-#[derive(Debug, Clone)]
-pub struct CachedServed {
-    stats: Vec<(String, Stat)>,
-    skill: ServedSkill,
-}
-
-/// Served entries by (root, SKILL.md path).
-pub type ServedCache = HashMap<(Root, String), CachedServed>;
 
 /// The cached entry of this skill, when every path it was made under stats as it did then.
 fn cached(store: &Store<impl Host>, cache: &mut ServedCache, key: &(Root, String)) -> Option<ServedSkill> {

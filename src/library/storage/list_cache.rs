@@ -96,8 +96,8 @@ pub struct ListCache {
     /// without a SKILL.md, which may gain one without the root's mtime changing).
     pub(super) merged: Option<Merged>,
     /// The catalog's served entries (digests of every file), each valid while its files and
-    /// folders stat as they did (see `catalog::CachedServed`).
-    pub(super) served: crate::library::storage::catalog::ServedCache,
+    /// folders stat as they did (see `served::CachedServed`).
+    pub(super) served: crate::library::storage::served::ServedCache,
 }
 
 pub(super) struct Merged {
