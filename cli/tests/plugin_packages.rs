@@ -436,16 +436,16 @@ fn the_hooks_are_the_ones_setup_writes() {
 
 /// The launcher, with `env` only (no variable of the test's own).
 fn launch(args: &[&str], env: &[(&str, &Path)], stdin: &[u8]) -> (Output, bool) {
-    let mut child = Command::new(launcher())
+    let mut command = Command::new(launcher());
+    command
         .args(args)
         .env_clear()
         .env("PATH", "/usr/bin:/bin")
         .envs(env.iter().map(|(k, v)| (*k, *v)))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .stderr(Stdio::piped());
+    let mut child = spawn(&mut command);
     let mut pipe = child.stdin.take().unwrap();
     let input = stdin.to_vec();
     let writer = std::thread::spawn(move || pipe.write_all(&input).is_ok());
@@ -465,13 +465,13 @@ fn the_launcher_is_a_small_posix_sh_script() {
     assert!(script.lines().count() < 80, "small");
     let mode = std::fs::metadata(launcher()).unwrap().permissions().mode();
     assert_eq!(mode & 0o111, 0o111, "executable by all: {mode:o}");
-    let syntax = Command::new("sh").arg("-n").arg(launcher()).output().unwrap();
+    let syntax = output(Command::new("sh").arg("-n").arg(launcher()));
     assert!(syntax.status.success(), "{}", text(&syntax.stderr));
 }
 
 #[test]
 fn the_launcher_runs_the_installed_binary_from_each_place_it_looks() {
-    let version = Command::new(BIN).arg("--version").output().unwrap();
+    let version = output(Command::new(BIN).arg("--version"));
     assert!(version.status.success());
     let empty = tempfile::tempdir().unwrap();
     // $SELF_EVOLVE_BIN.
@@ -522,10 +522,28 @@ fn without_the_binary_the_launcher_says_how_to_install_it_and_the_session_goes_o
     assert_eq!((out.status.code(), text(&out.stdout).as_str()), (Some(127), ""));
 }
 
+/// Held to start a process (read) or to write an executable (write): see `install`.
+static FORKS: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+/// `command` started, never while an executable is being written.
+fn spawn(command: &mut Command) -> Child {
+    let _starting = FORKS.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+    command.spawn().unwrap()
+}
+
+/// `command` run to its end, started as `spawn` starts it.
+fn output(command: &mut Command) -> std::process::Output {
+    spawn(command.stdout(Stdio::piped()).stderr(Stdio::piped())).wait_with_output().unwrap()
+}
+
 /// A copy of the package under `dir` (with a space in its path, as an install folder may have),
 /// the way a harness installs it: each `(from, to)` of `parts` is copied from the repository to
 /// that place in the copy.
 fn install(dir: &Path, parts: &[(&str, &str)]) -> PathBuf {
+    // No process starts while a copy is open for writing: a child forked meanwhile (by another
+    // test's thread) holds the copy's descriptor until it execs, and running the launcher then
+    // fails with ETXTBSY ("Text file busy").
+    let _copying = FORKS.write().unwrap_or_else(std::sync::PoisonError::into_inner);
     fn copy(from: &Path, to: &Path) {
         if from.is_dir() {
             std::fs::create_dir_all(to).unwrap();
@@ -703,14 +721,14 @@ fn every_hook_command_runs_as_its_harness_runs_it() {
             let payload = std::fs::read(&payload).unwrap_or_else(|e| panic!("{}: {e}", payload.display()));
             for handler in groups.as_array().unwrap().iter().flat_map(|g| g["hooks"].as_array().unwrap()) {
                 let line = fill(handler["command"].as_str().unwrap(), &placeholders);
-                let mut child = command(runs.shell, runs, &at)
-                    .arg("-c")
-                    .arg(&line)
-                    .stdin(Stdio::piped())
-                    .stdout(Stdio::piped())
-                    .stderr(Stdio::piped())
-                    .spawn()
-                    .unwrap();
+                let mut child = spawn(
+                    command(runs.shell, runs, &at)
+                        .arg("-c")
+                        .arg(&line)
+                        .stdin(Stdio::piped())
+                        .stdout(Stdio::piped())
+                        .stderr(Stdio::piped()),
+                );
                 child.stdin.take().unwrap().write_all(&payload).unwrap();
                 let out = child.wait_with_output().unwrap();
                 let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
@@ -740,7 +758,7 @@ struct Server {
 
 impl Server {
     fn start(mut command: Command) -> Server {
-        let mut child = command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::inherit()).spawn().unwrap();
+        let mut child = spawn(command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::inherit()));
         let stdout = child.stdout.take().unwrap();
         let (tx, lines) = mpsc::channel();
         std::thread::spawn(move || {
