@@ -10,7 +10,6 @@ use super::deliver::{Action, HookEvent, Outcome, deliver};
 use super::tool::{self, SkillRoots};
 use crate::component::Source;
 use anyhow::Result;
-use self_evolve_host::plugin::TurnStatus;
 use serde_json::Value;
 use std::path::Path;
 
@@ -49,9 +48,7 @@ pub fn actions(event: &HookEvent, roots: &SkillRoots) -> Vec<Action> {
             let said = raw["last_assistant_message"].as_str().map(str::to_string).or_else(|| {
                 event.transcript.as_deref().and_then(|t| crate::live::transcript::last_assistant_text(Path::new(t)))
             });
-            let mut out: Vec<Action> = said.into_iter().map(Action::Assistant).collect();
-            out.push(Action::TurnEnd(TurnStatus::Completed));
-            out
+            tool::answered(said)
         }
         _ => Vec::new(),
     }
@@ -82,6 +79,7 @@ pub fn handle(home: &Path, wasm: &Source, bytes: &[u8], busy: &std::sync::Mutex<
 #[cfg(test)]
 mod tests {
     use super::*;
+    use self_evolve_host::plugin::TurnStatus;
     use serde_json::json;
 
     fn event(raw: Value) -> HookEvent {

@@ -12,7 +12,6 @@ use super::deliver::{Action, HookEvent, Outcome};
 use super::tool::{self, SkillRoots};
 use crate::component::Source;
 use anyhow::Result;
-use self_evolve_host::plugin::TurnStatus;
 use serde_json::Value;
 use std::path::Path;
 
@@ -39,10 +38,7 @@ pub fn actions(event: &HookEvent, roots: &SkillRoots) -> Vec<Action> {
         // Codex continuing because a stop hook said so ends the same turn again.
         "Stop" if raw["stop_hook_active"] == true => Vec::new(),
         // The transcript is Codex's rollout, not Claude Code's: the message comes from the payload.
-        "Stop" => {
-            let said = raw["last_assistant_message"].as_str().map(|s| Action::Assistant(s.to_string()));
-            said.into_iter().chain([Action::TurnEnd(TurnStatus::Completed)]).collect()
-        }
+        "Stop" => tool::answered(raw["last_assistant_message"].as_str().map(str::to_string)),
         _ => Vec::new(),
     }
 }
@@ -55,6 +51,7 @@ pub fn handle(home: &Path, wasm: &Source, bytes: &[u8], busy: &std::sync::Mutex<
 #[cfg(test)]
 mod tests {
     use super::*;
+    use self_evolve_host::plugin::TurnStatus;
     use serde_json::json;
 
     fn fixture(name: &str) -> Value {

@@ -10,7 +10,6 @@ use super::deliver::{Action, HookEvent, Outcome};
 use super::tool::{self, SkillRoots};
 use crate::component::Source;
 use anyhow::Result;
-use self_evolve_host::plugin::TurnStatus;
 use serde_json::Value;
 use std::path::Path;
 
@@ -51,10 +50,7 @@ pub fn actions(event: &HookEvent, roots: &SkillRoots) -> Vec<Action> {
         }
         // A hook refused the answer and Gemini CLI retries the same turn.
         "AfterAgent" if raw["stop_hook_active"] == true => Vec::new(),
-        "AfterAgent" => {
-            let said = raw["prompt_response"].as_str().map(|s| Action::Assistant(s.to_string()));
-            said.into_iter().chain([Action::TurnEnd(TurnStatus::Completed)]).collect()
-        }
+        "AfterAgent" => tool::answered(raw["prompt_response"].as_str().map(str::to_string)),
         _ => Vec::new(),
     }
 }
@@ -67,6 +63,7 @@ pub fn handle(home: &Path, wasm: &Source, bytes: &[u8], busy: &std::sync::Mutex<
 #[cfg(test)]
 mod tests {
     use super::*;
+    use self_evolve_host::plugin::TurnStatus;
     use serde_json::json;
 
     fn fixture(name: &str) -> Value {

@@ -6,7 +6,7 @@
 use super::deliver::{Action, HookEvent, Outcome, deliver};
 use crate::component::Source;
 use crate::home;
-use self_evolve_host::plugin::ToolEvent;
+use self_evolve_host::plugin::{ToolEvent, TurnStatus};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -116,6 +116,12 @@ pub fn clip(text: String) -> String {
         cut -= 1;
     }
     text[..cut].to_string()
+}
+
+/// A turn that ended with an answer: the assistant's last message, when the harness gave one,
+/// then the completed turn.
+pub fn answered(said: Option<String>) -> Vec<Action> {
+    said.map(Action::Assistant).into_iter().chain([Action::TurnEnd(TurnStatus::Completed)]).collect()
 }
 
 /// The plugin's tool event for one result: a load of `loaded` (when it is a name a library skill
