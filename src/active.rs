@@ -9,6 +9,8 @@ use crate::library::curation::ledger::Ledger;
 use crate::library::guards::reads::ReadRegistry;
 use crate::library::storage::list_cache::ListCache;
 use crate::schedule::scheduler::Scheduler;
+use crate::schedule::session_journal::{self, Holdings};
+use crate::schedule::sessions::{self, Stored};
 
 /// Everything that exists only after a successful `init`.
 pub(crate) struct Active {
@@ -28,6 +30,8 @@ pub(crate) struct Active {
     pub(crate) review_loop_ready: bool,
     /// Which skills this and the last turn of each session loaded (what followed is evidence).
     pub(crate) evidence: crate::library::curation::evidence::Sessions,
+    /// Sessions held in memory between events (a host offering `session-owner`).
+    pub(crate) holdings: Holdings,
 }
 
 impl Active {
@@ -72,50 +76,113 @@ impl Active {
     }
 }
 
-/// One session's state brought in from the state root for one event or call, under the
-/// session's lock (held meanwhile by the scheduler, whose gate call renews it); `Active::leave`
-/// writes back what changed and releases the lock. Without a state root the session lives in
-/// this process's memory and the scope is empty.
+/// One session's state brought in for one event or call. From the state root under the session's
+/// lock (held meanwhile by the scheduler, whose gate call renews it), or from this process's
+/// memory when it holds the session (`session_journal`; the scheduler then holds the journal);
+/// `Active::leave` writes back what changed and lets go. Without a state root the session lives
+/// in this process's memory and the scope is empty.
 pub(crate) struct SessionScope {
     session: String,
-    loaded: Option<crate::schedule::sessions::Stored>,
+    loaded: Option<Stored>,
+    held: bool,
 }
 
 impl Active {
-    /// Loads `session`'s state into this value. Busy past the lock's wait: `conflict`.
-    pub(crate) fn enter(&mut self, host: &impl Host, session: &str) -> Result<SessionScope, crate::errors::ToolError> {
-        use crate::schedule::sessions;
-        let mut scope = SessionScope { session: session.to_string(), loaded: None };
+    /// Brings `session`'s state into this value. `lease`: a host offering `session-owner` keeps
+    /// the session in memory from now on (the agent's own events; a review's end or a timer only
+    /// reads it as any process would). Busy past the lock's wait: `conflict`.
+    pub(crate) fn enter(
+        &mut self,
+        host: &impl Host,
+        session: &str,
+        lease: bool,
+    ) -> Result<SessionScope, crate::errors::ToolError> {
+        let mut scope = SessionScope { session: session.to_string(), loaded: None, held: false };
         if !sessions::persisted(host) {
             return Ok(scope);
         }
-        self.review.session_lock = Some(crate::state_file::lock(host, &sessions::lock_name(session))?);
-        let stored = sessions::load(host, session);
-        self.review.sessions.insert(session.to_string(), stored.review.clone());
-        self.reads.put_session(session, stored.reads.clone());
-        self.evidence.put(session, stored.evidence.clone());
+        if let Some(held) = self.holdings.get_mut(session) {
+            if held.claim(host) {
+                let (state, busy) = (held.state.clone(), held.busy_path());
+                self.review.session_lock = Some(crate::state_file::Lock::journal(host, busy));
+                self.put_session(&state);
+                scope.held = true;
+                return Ok(scope);
+            }
+            self.holdings.lose(host, session);
+        }
+        let lock = crate::state_file::lock(host, &sessions::lock_name(session))?;
+        let stored = match sessions::load_for_update(host, session) {
+            Ok(stored) => stored,
+            Err(err) => {
+                lock.release_keeping_folder(host);
+                return Err(err);
+            }
+        };
+        if lease
+            && self.holdings.may_hold(session)
+            && let Some(held) = session_journal::lease(host, session, &stored)
+        {
+            lock.release_keeping_folder(host);
+            self.review.session_lock = Some(crate::state_file::Lock::journal(host, held.busy_path()));
+            self.put_session(&stored);
+            self.holdings.insert(host, session, held);
+            scope.held = true;
+            return Ok(scope);
+        }
+        self.review.session_lock = Some(lock);
+        self.put_session(&stored);
         scope.loaded = Some(stored);
         Ok(scope)
     }
 
+    fn put_session(&mut self, stored: &Stored) {
+        let session = &stored.session;
+        self.review.sessions.insert(session.clone(), stored.review.clone());
+        self.reads.put_session(session, stored.reads.clone());
+        self.evidence.put(session, stored.evidence.clone());
+    }
+
+    /// The session's state as this value holds it now, taken out of it (this process keeps
+    /// nothing of the session in these maps between events).
+    fn take_session(&mut self, session: &str, like: &Stored) -> Stored {
+        Stored {
+            v: like.v,
+            session: session.to_string(),
+            review: self.review.sessions.remove(session).unwrap_or_default(),
+            reads: self.reads.take_session(session),
+            evidence: self.evidence.take(session),
+            updated_ms: like.updated_ms,
+            generation: like.generation,
+        }
+    }
+
     /// Saves the session's state when it changed, keeps the in-flight markers in step, and
-    /// releases the lock; this process keeps nothing of the session. The lock is renewed first:
-    /// one lost meanwhile (this process stalled past its stale age, and another broke it) may be
-    /// another process's now, and the session's state theirs to write. Then nothing is saved
-    /// (logged): this event's changes are lost, never written over theirs.
+    /// lets go: a held session's change is one record appended to its journal; any other is
+    /// written as its next generation and its lock released. The lock is renewed first: one lost
+    /// meanwhile (this process stalled past its stale age, and another broke it) may be another
+    /// process's now, and the session's state theirs to write. Then nothing is saved (logged):
+    /// this event's changes are lost, never written over theirs.
     pub(crate) fn leave(&mut self, host: &impl Host, scope: SessionScope) {
-        use crate::schedule::sessions;
-        let (Some(mut lock), Some(loaded)) = (self.review.session_lock.take(), scope.loaded) else { return };
         let session = scope.session;
-        let stored = sessions::Stored {
-            v: loaded.v,
-            session: session.clone(),
-            review: self.review.sessions.remove(&session).unwrap_or_default(),
-            reads: self.reads.take_session(&session),
-            evidence: self.evidence.take(&session),
-            updated_ms: loaded.updated_ms,
-            generation: loaded.generation,
-        };
+        if scope.held {
+            let renewed = self.review.session_lock.take().map_or(0, |lock| lock.journal_renewals());
+            let Some(held) = self.holdings.get_mut(&session) else { return };
+            let like = Stored {
+                generation: held.state.generation,
+                updated_ms: held.state.updated_ms,
+                v: held.state.v,
+                ..Stored::default()
+            };
+            let now = self.take_session(&session, &like);
+            let Some(held) = self.holdings.get_mut(&session) else { return };
+            if !held.commit(host, now, renewed) {
+                self.holdings.lose(host, &session);
+            }
+            return;
+        }
+        let (Some(mut lock), Some(loaded)) = (self.review.session_lock.take(), scope.loaded) else { return };
+        let stored = self.take_session(&session, &loaded);
         if lock.refresh(host) {
             sessions::save_changed(host, &loaded, &stored);
         } else {
@@ -137,9 +204,19 @@ impl Active {
     /// nothing is locked to load them: new reads are merged into the file afterwards, under the
     /// session's lock (a refused or read-only call writes nothing at all).
     pub(crate) fn with_reads<T>(&mut self, host: &impl Host, session: &str, f: impl FnOnce(&mut Active) -> T) -> T {
-        use crate::schedule::sessions;
         if !sessions::persisted(host) {
             return f(self);
+        }
+        // A session this process holds, or may: its reads are in memory, and new ones one record.
+        if (self.holdings.holds(session) || self.holdings.may_hold(session))
+            && let Ok(scope) = self.enter(host, session, true)
+        {
+            if scope.held {
+                let out = f(self);
+                self.leave(host, scope);
+                return out;
+            }
+            self.leave(host, scope);
         }
         let loaded = sessions::load(host, session).reads;
         self.reads.put_session(session, loaded.clone());
@@ -147,7 +224,8 @@ impl Active {
         let now = self.reads.take_session(session);
         if now != loaded {
             let merged = crate::state_file::with_lock(host, &sessions::lock_name(session), |_| {
-                let before = sessions::load(host, session);
+                // Taken from a holder first: a generation written past its journal would orphan it.
+                let before = sessions::load_for_update(host, session)?;
                 let mut stored = before.clone();
                 for (agent, skills) in now {
                     stored.reads.entry(agent).or_default().extend(skills);
@@ -166,3 +244,7 @@ impl Active {
 #[cfg(test)]
 #[path = "active_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "held_tests.rs"]
+mod held_tests;

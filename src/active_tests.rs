@@ -23,6 +23,7 @@ fn active() -> Active {
         review_loops: Default::default(),
         review_loop_ready: false,
         evidence: Default::default(),
+        holdings: Default::default(),
     }
 }
 
@@ -37,7 +38,7 @@ fn session_at_turn_one(host: &FakeHost) {
 /// age: another process may break its lock now.
 fn stalled_event(host: &FakeHost, session: &str) -> (Active, SessionScope) {
     let mut active = active();
-    let scope = active.enter(host, session).unwrap();
+    let scope = active.enter(host, session, false).unwrap();
     active.review.sessions.entry(session.into()).or_default().turn = 2;
     host.advance(STALE_LOCK_MS + 1);
     (active, scope)

@@ -22,7 +22,7 @@ pub const STALE_LOCK_MS: u64 = 10_000;
 /// takes it for stale, and seldom enough that renewing between small steps costs nothing.
 const RENEW_MS: u64 = STALE_LOCK_MS / 4;
 /// How long a call waits for a lock another process holds before it answers `conflict`.
-const WAIT_MS: u64 = 500;
+pub(crate) const WAIT_MS: u64 = 500;
 /// Attempts, for clocks that do not move while we wait (a manual clock in a replay).
 const MAX_ATTEMPTS: u32 = 2_000;
 
@@ -32,7 +32,7 @@ thread_local! {
 
 /// A token no other call of this instance has used; with the clock, unique enough to tell this
 /// holder's lock from one another process took after breaking ours.
-fn token(host: &impl Host) -> String {
+pub(crate) fn token(host: &impl Host) -> String {
     let n = COUNTER.with(|c| {
         c.set(c.get().wrapping_add(1));
         c.get()
@@ -103,12 +103,26 @@ pub struct Lock {
     token: String,
     /// `refresh` calls since the lock was taken or renewed on a clock that did not move.
     standing: u32,
+    /// A held session's busy journal (`session_journal`), renewed by appending an empty line;
+    /// and how many it appended.
+    journal: Option<(String, u64)>,
 }
 
 /// On a clock that does not move, `refresh` asks the filesystem's time once per this many calls.
 const PROBE_EVERY: u32 = 16;
 
 impl Lock {
+    /// The hold a session's holder has on its busy journal during an event: other processes
+    /// judge it on the journal's mtime, and `refresh` renews that by appending an empty line.
+    pub fn journal(host: &impl Host, busy: String) -> Lock {
+        Lock { path: None, token: token(host), standing: 0, journal: Some((busy, 0)) }
+    }
+
+    /// The bytes `refresh` appended to a journal hold.
+    pub fn journal_renewals(&self) -> u64 {
+        self.journal.as_ref().map_or(0, |(_, n)| *n)
+    }
+
     pub fn release(self, host: &impl Host) {
         self.release_inner(host, true);
     }
@@ -143,6 +157,9 @@ impl Lock {
     /// `false` (logged) when the lock may no longer be ours: it was broken as stale, and what is
     /// done under it now may race another process.
     pub fn refresh(&mut self, host: &impl Host) -> bool {
+        if self.journal.is_some() {
+            return self.refresh_journal(host);
+        }
         let Some(path) = &self.path else { return true };
         let now = host.now_ms();
         let mut age = stamp(&self.token).map_or(u64::MAX, |t| now.abs_diff(t));
@@ -193,6 +210,35 @@ impl Lock {
     }
 }
 
+impl Lock {
+    /// `refresh` of a journal hold: an empty line appended once the last is `RENEW_MS` old (on
+    /// the process's clock, or the filesystem's every `PROBE_EVERY` calls on one that stands).
+    fn refresh_journal(&mut self, host: &impl Host) -> bool {
+        let Some((busy, appended)) = self.journal.as_mut() else { return true };
+        let now = host.now_ms();
+        let mut age = stamp(&self.token).map_or(u64::MAX, |t| now.abs_diff(t));
+        if age == 0 {
+            self.standing += 1;
+            if self.standing.is_multiple_of(PROBE_EVERY)
+                && let (Some(taken), Some(fs_now)) = (taken_ms(host, busy), fs_now(host))
+            {
+                age = fs_now.abs_diff(taken);
+            }
+        }
+        if age < RENEW_MS {
+            return true;
+        }
+        if host.write(&Root::State, busy, b"\n", WriteMode::Append).is_err() {
+            host.log(Level::Warn, &format!("could not renew the journal `{busy}`"));
+            return false;
+        }
+        *appended += 1;
+        self.token = token(host);
+        self.standing = 0;
+        true
+    }
+}
+
 /// Takes the lock `name` (a short key such as `skill-pdf-tables`), waiting briefly while another
 /// process holds it; a stale lock is broken with a warning. Without a state root there is no
 /// shared place for locks, so the lock is a no-op (a host that maps no state root runs one
@@ -200,13 +246,13 @@ impl Lock {
 pub fn lock(host: &impl Host, name: &str) -> Result<Lock, ToolError> {
     let token = token(host);
     if !host.has_root(&Root::State) {
-        return Ok(Lock { path: None, token, standing: 0 });
+        return Ok(Lock { path: None, token, standing: 0, journal: None });
     }
     let path = format!("{LOCK_DIR}/{name}.lock");
     let started = host.now_ms();
     for _ in 0..MAX_ATTEMPTS {
         match claim(host, &path, &token) {
-            Claim::Taken => return Ok(Lock { path: Some(path), token, standing: 0 }),
+            Claim::Taken => return Ok(Lock { path: Some(path), token, standing: 0, journal: None }),
             Claim::Retry => continue,
             Claim::Busy => {}
             Claim::Failed(err) => {
@@ -233,7 +279,7 @@ fn taken_ms(host: &impl Host, path: &str) -> Option<u64> {
 /// The filesystem's time now: the mtime of a probe written under a name no other call holds,
 /// then removed (one left by a crash is debris the state root's cleanup removes). `None` when
 /// the probe cannot be written: then no lock is judged stale.
-fn fs_now(host: &impl Host) -> Option<u64> {
+pub(crate) fn fs_now(host: &impl Host) -> Option<u64> {
     let probe = temp_name("", "clock", &token(host));
     host.write(&Root::State, &probe, b"", WriteMode::CreateNew).ok()?;
     let now = host.stat(&Root::State, &probe).ok().map(|s| s.modified_ms);
@@ -243,7 +289,7 @@ fn fs_now(host: &impl Host) -> Option<u64> {
 
 /// Why the lock or breaker at `path` cannot be a live holder's, when it cannot (see `too_far`),
 /// judged on the filesystem's time.
-fn too_old(host: &impl Host, path: &str, limit: u64) -> Option<String> {
+pub(crate) fn too_old(host: &impl Host, path: &str, limit: u64) -> Option<String> {
     let taken = taken_ms(host, path)?;
     too_far(fs_now(host)?, taken, limit)
 }
@@ -259,7 +305,7 @@ pub fn try_lock(host: &impl Host, name: &str) -> Option<Lock> {
     // A second attempt only after a stale lock was broken.
     for _ in 0..2 {
         match claim(host, &path, &token) {
-            Claim::Taken => return Some(Lock { path: Some(path), token, standing: 0 }),
+            Claim::Taken => return Some(Lock { path: Some(path), token, standing: 0, journal: None }),
             Claim::Retry => continue,
             Claim::Busy | Claim::Failed(_) => return None,
         }

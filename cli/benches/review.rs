@@ -21,14 +21,18 @@ fn wasm() -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../dist/self-evolve.wasm"))
 }
 
-fn plugin(config: &str, home: &std::path::Path) -> anyhow::Result<Plugin> {
+/// The plugin as a replay runs it; `owner`: with `session-owner` (sessions held in memory, one
+/// append per event), or without it (each event locks, reads and writes its session's state, as
+/// a process per event must; a long-lived host before the journal did the same).
+fn plugin(config: &str, home: &std::path::Path, owner: bool) -> anyhow::Result<Plugin> {
     let host = HostConfig {
         fs: self_evolve::home::replay_fs_config(home),
         subagents: Box::new(Arc::new(Mutex::new(ScriptedProvider::default()))),
         ..HostConfig::default()
     };
     let mut plugin = Plugin::load(wasm(), host)?;
-    let services: Vec<String> = replay::SERVICES.iter().map(|s| s.to_string()).collect();
+    let services: Vec<String> =
+        replay::SERVICES.iter().filter(|s| owner || **s != "session-owner").map(|s| s.to_string()).collect();
     plugin.init(config, &services)?.map_err(|e| anyhow::anyhow!(e.message))?;
     Ok(plugin)
 }
@@ -63,11 +67,14 @@ fn live_processes() -> anyhow::Result<()> {
     Ok(())
 }
 
-fn main() -> anyhow::Result<()> {
+/// The session events through the component, side by side: held in memory (`session-owner`) and
+/// on disk per event.
+fn session_events(owner: bool) -> anyhow::Result<()> {
     let home = tempfile::tempdir()?;
     let ctx = user_context("s1");
+    let mode = if owner { "held in memory" } else { "on disk per event" };
 
-    let mut p = plugin(r#"{"review":{"turnInterval":10000,"toolCallThreshold":100000}}"#, home.path())?;
+    let mut p = plugin(r#"{"review":{"turnInterval":10000,"toolCallThreshold":100000}}"#, home.path(), owner)?;
     let not_due = median(
         (0..5_000)
             .map(|_| {
@@ -77,9 +84,11 @@ fn main() -> anyhow::Result<()> {
             })
             .collect(),
     );
-    println!("{:<58} median {:>10?}", "turn-end, not due (through the component)", not_due);
+    println!("{:<58} median {:>10?}", format!("turn-end, not due ({mode})"), not_due);
 
-    let mut p = plugin(r#"{"review":{"turnInterval":1,"cooldownMinutes":0,"maxPerSession":1000}}"#, home.path())?;
+    let home = tempfile::tempdir()?;
+    let mut p =
+        plugin(r#"{"review":{"turnInterval":1,"cooldownMinutes":0,"maxPerSession":1000}}"#, home.path(), owner)?;
     let due = median(
         (0..500)
             .map(|_| {
@@ -92,10 +101,10 @@ fn main() -> anyhow::Result<()> {
             })
             .collect(),
     );
-    println!("{:<58} median {:>10?}", "turn-end, due, counters gate, up to subagent.start", due);
+    println!("{:<58} median {:>10?}", format!("turn-end, due, counters gate, to subagent.start ({mode})"), due);
 
-    // Events that read and write the session's state file (a process per event relies on it).
-    let mut p = plugin("{}", home.path())?;
+    let home = tempfile::tempdir()?;
+    let mut p = plugin("{}", home.path(), owner)?;
     let message = median(
         (0..2_000)
             .map(|_| {
@@ -105,7 +114,7 @@ fn main() -> anyhow::Result<()> {
             })
             .collect(),
     );
-    println!("{:<58} median {:>10?}", "user message (session state loaded and saved)", message);
+    println!("{:<58} median {:>10?}", format!("user message ({mode})"), message);
     let event = self_evolve_host::plugin::ToolEvent {
         tool: "bash".into(),
         args_json: r#"{"command":"make"}"#.into(),
@@ -121,7 +130,13 @@ fn main() -> anyhow::Result<()> {
             })
             .collect(),
     );
-    println!("{:<58} median {:>10?}", "tool result (session state loaded and saved)", tool);
+    println!("{:<58} median {:>10?}", format!("tool result ({mode})"), tool);
+    Ok(())
+}
+
+fn main() -> anyhow::Result<()> {
+    session_events(true)?;
+    session_events(false)?;
     live_processes()?;
 
     // Replay throughput: 100,000 events over 20 sessions.

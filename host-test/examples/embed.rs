@@ -26,7 +26,7 @@ pub fn run(wasm: &Path, home: &Path) -> anyhow::Result<Vec<String>> {
         ..Default::default()
     };
     let mut plugin = Plugin::load(wasm, config)?;
-    let services = ["tools", "commands", "system-prompt", "agents", "subagents"].map(String::from);
+    let services = ["tools", "commands", "system-prompt", "agents", "subagents", "session-owner"].map(String::from);
     let report = plugin.init("{}", &services)?.map_err(|e| anyhow::anyhow!("config `{}`: {}", e.key, e.message))?;
     let mut lines: Vec<String> = report.parts.iter().map(|p| format!("{} {:?}", p.name, p.state)).collect();
 

@@ -28,7 +28,7 @@ pub(super) fn review(
                     "reviews need the host's agents and subagents services, which this host does not offer".into()
                 );
             }
-            let scope = active.enter(host, &ctx.session).map_err(|e| e.message)?;
+            let scope = active.enter(host, &ctx.session, false).map_err(|e| e.message)?;
             let decisions = active.review.review_now(host, &active.config, &ctx.session);
             active.leave(host, scope);
             let parsed: Vec<Value> = decisions.iter().filter_map(|d| serde_json::from_str(d).ok()).collect();
@@ -43,7 +43,7 @@ pub(super) fn review(
             answer(json_mode, json!({"decisions": parsed}), || text)
         }
         ["status"] => {
-            let scope = active.enter(host, &ctx.session).map_err(|e| e.message)?;
+            let scope = active.enter(host, &ctx.session, false).map_err(|e| e.message)?;
             active.review.refresh_breaker(host);
             let status = active.review.status(&active.config, &ctx.session, host.now_ms());
             active.leave(host, scope);

@@ -13,10 +13,15 @@ impl<H: Host> Plugin<H> {
     /// Runs `f` on the active state with `session`'s state loaded from the state root and saved
     /// after (see `schedule::sessions`). `None` before init; `Err(conflict)` when another process
     /// held the session past the lock's wait (nothing was done).
-    fn in_session<T>(&mut self, session: &str, f: impl FnOnce(&H, &mut Active) -> T) -> Option<Result<T, ToolError>> {
+    fn in_session<T>(
+        &mut self,
+        session: &str,
+        lease: bool,
+        f: impl FnOnce(&H, &mut Active) -> T,
+    ) -> Option<Result<T, ToolError>> {
         let host = &self.host;
         let active = self.state.as_mut()?;
-        let scope = match active.enter(host, session) {
+        let scope = match active.enter(host, session, lease) {
             Ok(scope) => scope,
             Err(err) => return Some(Err(err)),
         };
@@ -27,8 +32,13 @@ impl<H: Host> Plugin<H> {
 
     /// An event for `session`: its decisions, or one line saying it was dropped because another
     /// process held the session (logged; the agent is never blocked).
-    fn session_event(&mut self, session: &str, f: impl FnOnce(&H, &mut Active) -> Vec<Decision>) -> Vec<Decision> {
-        match self.in_session(session, f) {
+    fn session_event(
+        &mut self,
+        session: &str,
+        lease: bool,
+        f: impl FnOnce(&H, &mut Active) -> Vec<Decision>,
+    ) -> Vec<Decision> {
+        match self.in_session(session, lease, f) {
             None => Vec::new(),
             Some(Ok(decisions)) => decisions,
             Some(Err(err)) => {
@@ -47,7 +57,7 @@ impl<H: Host> Plugin<H> {
     /// A real user message also resets the shadow reviewer's cooldowns, escalation, spend and decay.
     /// A person's message that corrects the last turn counts against the skills it loaded.
     pub fn user_message(&mut self, ctx: &CallContext, text: &str, human: bool) -> Vec<Decision> {
-        self.session_event(&ctx.session, |host, active| {
+        self.session_event(&ctx.session, true, |host, active| {
             active.review.user_message(ctx, text, human);
             if ctx.is_top_level() {
                 active.shadow.user_message(&ctx.session, human);
@@ -65,7 +75,7 @@ impl<H: Host> Plugin<H> {
     }
 
     pub fn assistant_message(&mut self, ctx: &CallContext, text: &str) -> Vec<Decision> {
-        self.session_event(&ctx.session, |host, active| {
+        self.session_event(&ctx.session, true, |host, active| {
             active.review.assistant_message(ctx, text);
             if ctx.is_top_level() {
                 active.shadow.assistant_message(host, &ctx.session, text);
@@ -76,7 +86,7 @@ impl<H: Host> Plugin<H> {
 
     /// A `skill` load registers the read for this agent, counts as a use and joins the digest.
     pub fn tool_result(&mut self, ctx: &CallContext, event: &ToolEvent) -> Vec<Decision> {
-        self.session_event(&ctx.session, |host, active| {
+        self.session_event(&ctx.session, true, |host, active| {
             let loaded = (event.tool == "skill" && event.ok)
                 .then(|| serde_json::from_str::<serde_json::Value>(&event.args_json).ok())
                 .flatten()
@@ -102,7 +112,7 @@ impl<H: Host> Plugin<H> {
     }
 
     pub fn turn_end(&mut self, ctx: &CallContext, status: TurnStatus) -> Vec<Decision> {
-        self.session_event(&ctx.session, |host, active| {
+        self.session_event(&ctx.session, true, |host, active| {
             if ctx.is_top_level() && status == TurnStatus::Completed {
                 active.shadow.turn_end(host, &ctx.session);
             }
@@ -142,7 +152,7 @@ impl<H: Host> Plugin<H> {
         // The session is found by the review's marker; without one the review already ended
         // (timed out, or delivered twice) and there is nothing to decide.
         match crate::schedule::sessions::session_of(host, &result.id) {
-            Some(session) => self.session_event(&session, |_, active| active.review.activation_end(result)),
+            Some(session) => self.session_event(&session, false, |_, active| active.review.activation_end(result)),
             None => Vec::new(),
         }
     }
@@ -205,7 +215,7 @@ impl<H: Host> Plugin<H> {
         for (session, activation) in sessions::in_flight(&self.host) {
             // Under the session's lock: a marker whose review the session no longer has (its
             // process died between the two writes) goes; one of a session busy elsewhere stays.
-            let decisions = self.in_session(&session, |host, active| {
+            let decisions = self.in_session(&session, false, |host, active| {
                 let out = active.review.tick(host, &active.config);
                 let live = active
                     .review

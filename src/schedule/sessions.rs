@@ -6,22 +6,21 @@
 //! every file); and the gate's breaker in `sessions/gate-breaker.json`.
 //!
 //! Every update is read-modify-write under the session's lock (`state_file::lock`), so events
-//! of one session in several processes merge instead of overwriting each other.
+//! of one session in several processes merge instead of overwriting each other. A long-lived
+//! process may hold a session in memory instead (`session_journal`); whoever changes the session
+//! from disk takes it from that holder first (`load_for_update`).
 
-use crate::digest::sha256_hex;
-use crate::host::{FsError, Host, Level, Root, WriteMode};
-use crate::library::curation::evidence::Turns;
+use crate::host::{FsError, Host, Level, Root};
 use crate::schedule::gate::{self, Breaker};
-use crate::schedule::session_state::SessionState;
+use crate::schedule::session_journal::{self, Journal};
+pub use crate::schedule::session_store::{
+    DIR, MAX_FILE_BYTES, Stored, bound_reads, folder, key, markers_in_step, write_next,
+};
+use crate::schedule::session_store::{IN_FLIGHT_DIR, VERSION, generation_path, in_flight_path};
 use crate::state_file;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet};
 
-pub const DIR: &str = "sessions";
-const IN_FLIGHT_DIR: &str = "sessions/in-flight";
 const BREAKER_PATH: &str = "sessions/gate-breaker.json";
-/// The shape of a session file; a file of another version starts the session over (logged).
-const VERSION: u32 = 1;
 /// Session files untouched this long are removed (at most one sweep a day, from `tick`).
 pub const KEEP_MS: u64 = 7 * 24 * 60 * 60_000;
 const SWEEP_MARK: &str = "sessions/.swept";
@@ -32,48 +31,9 @@ thread_local! {
     /// When this process last looked at the sweep's mark.
     static LAST_SWEEP_LOOK: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
 }
-/// A state file larger than this is not a session file this plugin wrote: it starts over.
-/// `save` never writes one (`bounded`), so a session's state is never lost to its own size.
-const MAX_FILE_BYTES: usize = 1 << 20;
-/// Skills remembered as read, per agent, and agents per session (a reviewer is one agent each).
-/// Past them the rest is forgotten, the safe side: a later patch asks for a view again.
-const MAX_READS_PER_AGENT: usize = 512;
-const MAX_READ_AGENTS: usize = 64;
-
-/// What one session keeps between events.
-#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub struct Stored {
-    pub v: u32,
-    /// The session id itself (the file name is a hash of it).
-    pub session: String,
-    pub review: SessionState,
-    /// Skills read, by agent (the main agent, a reviewer by its activation id).
-    pub reads: BTreeMap<String, BTreeSet<String>>,
-    pub evidence: Turns,
-    pub updated_ms: u64,
-    /// The generation this state was read from (0: none on disk); never written.
-    #[serde(skip)]
-    pub generation: u64,
-}
-
-/// The file name of a session: a hash, so any id the host sends is a safe name.
-pub fn key(session: &str) -> String {
-    sha256_hex(session.as_bytes())[..24].to_string()
-}
-
-/// A session's folder: one file per generation of its state, `<generation as 16 hex>.json`.
-fn folder(session: &str) -> String {
-    format!("{DIR}/{}", key(session))
-}
-
-fn generation_path(session: &str, generation: u64) -> String {
-    format!("{}/{generation:016x}.json", folder(session))
-}
-
-/// The session's generations on disk, newest first.
-fn generations(host: &impl Host, session: &str) -> Vec<u64> {
-    let Ok(entries) = host.list_dir(&Root::State, &folder(session)) else { return Vec::new() };
+/// The session's generations on disk, newest first, and its journals (`session_journal`).
+fn listing(host: &impl Host, session: &str) -> (Vec<u64>, Vec<Journal>) {
+    let Ok(entries) = host.list_dir(&Root::State, &folder(session)) else { return (Vec::new(), Vec::new()) };
     let mut found: Vec<u64> = entries
         .iter()
         .filter_map(|(name, _)| name.strip_suffix(".json"))
@@ -81,11 +41,12 @@ fn generations(host: &impl Host, session: &str) -> Vec<u64> {
         .filter_map(|stem| u64::from_str_radix(stem, 16).ok())
         .collect();
     found.sort_unstable_by(|a, b| b.cmp(a));
-    found
-}
-
-fn in_flight_path(activation: &str) -> String {
-    format!("{IN_FLIGHT_DIR}/{}.json", key(activation))
+    let journals = entries
+        .iter()
+        .filter(|(_, kind)| *kind == crate::host::EntryKind::File)
+        .filter_map(|(name, _)| Journal::parse(name))
+        .collect();
+    (found, journals)
 }
 
 /// Whether session state is kept on disk (the host mapped a state root).
@@ -103,22 +64,37 @@ pub fn lock_name(session: &str) -> String {
 /// after a crash mid-write, takes the newest generation that parses. (Replacing one file by
 /// rename, or rewriting it, costs ten times as much on ext4, which flushes data on both.)
 pub fn load(host: &impl Host, session: &str) -> Stored {
-    let (generation, mut stored) = load_generation(host, session);
+    let (generation, mut stored, journals) = load_generation(host, session);
     stored.generation = generation;
+    // A session another process holds: its journal says what changed since (read-only here).
+    session_journal::fold(host, session, generation, &journals, &mut stored);
     stored
 }
 
-fn load_generation(host: &impl Host, session: &str) -> (u64, Stored) {
+/// `load` for a process about to change the session, under its lock: a session another
+/// process holds is taken from it first (`session_journal::take_over`), so the state returned is
+/// the whole truth and what is saved next continues it. `Err(conflict)` while the holder is in an
+/// event past the lock's wait.
+pub fn load_for_update(host: &impl Host, session: &str) -> Result<Stored, crate::errors::ToolError> {
+    let (generation, mut stored, journals) = load_generation(host, session);
+    stored.generation = generation;
+    session_journal::take_over(host, session, &mut stored, journals)?;
+    Ok(stored)
+}
+
+fn load_generation(host: &impl Host, session: &str) -> (u64, Stored, Vec<Journal>) {
     let fresh = || Stored { v: VERSION, session: session.to_string(), ..Stored::default() };
     // A generation can vanish between listing and reading it (a save removed it, so a newer
     // one exists): then the folder is listed once more.
+    let mut journals = Vec::new();
     for _ in 0..2 {
-        let found = generations(host, session);
+        let (found, listed) = listing(host, session);
+        journals = listed;
         let mut vanished = false;
         for generation in &found {
             match host.read(&Root::State, &generation_path(session, *generation)) {
                 Ok(bytes) => match parse(&bytes, session) {
-                    Some(stored) => return (*generation, stored),
+                    Some(stored) => return (*generation, stored, journals),
                     // Being written, or torn by a crash: the one before it is whole.
                     None => continue,
                 },
@@ -139,10 +115,10 @@ fn load_generation(host: &impl Host, session: &str) -> (u64, Stored) {
                     ),
                 );
             }
-            return (found.first().copied().unwrap_or(0), fresh());
+            return (found.first().copied().unwrap_or(0), fresh(), journals);
         }
     }
-    (0, fresh())
+    (0, fresh(), journals)
 }
 
 /// One generation's bytes as this session's state, when they are whole and of this version.
@@ -162,103 +138,15 @@ pub fn save_changed(host: &impl Host, loaded: &Stored, stored: &Stored) {
     }
 }
 
-/// The session's state as JSON, every string in it scanned for credentials: the state root is
-/// shared and synced, and a session keeps what people and reviewers said (the digest, the last
-/// review's outcome). The session id stays as the host sent it: it is the file's key, never a
-/// credential the host would send as an id.
-fn encode(stored: &Stored) -> serde_json::Result<Vec<u8>> {
-    let mut value = serde_json::to_value(stored)?;
-    let session = value.get("session").cloned();
-    crate::library::guards::scan::redact_json(&mut value);
-    if let (Some(session), Some(map)) = (session, value.as_object_mut()) {
-        map.insert("session".into(), session);
-    }
-    serde_json::to_vec(&value)
-}
-
 /// Writes the session's state as its next generation (callers hold the session's lock), removes
 /// the older ones, and keeps the in-flight markers in step with it: a review that started gets
 /// its marker, one that ended loses it.
 pub fn save(host: &impl Host, before: Option<&str>, stored: &Stored) {
     let mut stored = stored.clone();
-    stored.v = VERSION;
     stored.updated_ms = host.now_ms();
-    bound_reads(&mut stored);
-    let now = stored.review.in_flight.as_ref().map(|f| f.id.as_str());
-    if let Some(id) = now
-        && before != Some(id)
-    {
-        let marker = serde_json::json!({"session": stored.session, "activation": id}).to_string();
-        if let Err(err) = state_file::write_atomic(host, &Root::State, &in_flight_path(id), marker.as_bytes()) {
-            host.log(Level::Warn, &format!("could not mark review {id} in flight: {err:?}"));
-        }
-    }
-    match encode(&stored) {
-        // `load` would reject it and start the session over (its review, budget and cooldown
-        // lost): the generation before stays in force instead.
-        Ok(bytes) if bytes.len() > MAX_FILE_BYTES => host.log(
-            Level::Warn,
-            &format!(
-                "session state of `{}` would be {} bytes, over the {MAX_FILE_BYTES} a session file may hold; not saved",
-                key(&stored.session),
-                bytes.len()
-            ),
-        ),
-        Ok(bytes) => write_generation(host, &stored.session, stored.generation, &bytes),
-        Err(err) => host.log(Level::Warn, &format!("could not encode session state: {err}")),
-    }
-    if let Some(id) = before
-        && now != Some(id)
-    {
-        let _ = host.remove_file(&Root::State, &in_flight_path(id));
-    }
-}
-
-/// Keeps the read registry to skill names and within its bounds.
-fn bound_reads(stored: &mut Stored) {
-    for skills in stored.reads.values_mut() {
-        skills.retain(|name| crate::library::storage::skillfile::check_name(name).is_ok());
-        while skills.len() > MAX_READS_PER_AGENT {
-            skills.pop_last();
-        }
-    }
-    stored.reads.retain(|agent, skills| !skills.is_empty() && agent.len() <= 256);
-    // The main agent's reads are kept first; reviewers' (one agent each) after it.
-    while stored.reads.len() > MAX_READ_AGENTS {
-        let drop = stored.reads.keys().rev().find(|a| *a != "main").cloned();
-        match drop {
-            Some(agent) => stored.reads.remove(&agent),
-            None => break,
-        };
-    }
-}
-
-/// Writes generation `loaded + 1` (callers hold the session's lock, so `loaded` is the newest
-/// whole one), then removes `loaded` and any number it had to skip.
-fn write_generation(host: &impl Host, session: &str, loaded: u64, bytes: &[u8]) {
-    let mut next = loaded.saturating_add(1);
-    let mut skipped = Vec::new();
-    // A generation left half-written by a crash holds its number: take the next free one.
-    for _ in 0..8 {
-        match host.write(&Root::State, &generation_path(session, next), bytes, WriteMode::CreateNew) {
-            Ok(()) => {
-                for generation in skipped.into_iter().chain((loaded > 0).then_some(loaded)) {
-                    let _ = host.remove_file(&Root::State, &generation_path(session, generation));
-                }
-                return;
-            }
-            Err(FsError::AlreadyExists) => {
-                skipped.push(next);
-                next = next.saturating_add(1);
-            }
-            Err(err) => {
-                let _ = host.remove_file(&Root::State, &generation_path(session, next));
-                host.log(Level::Warn, &format!("could not save session state of `{}`: {err:?}", key(session)));
-                return;
-            }
-        }
-    }
-    host.log(Level::Warn, &format!("could not save session state of `{}`: no free generation", key(session)));
+    markers_in_step(host, before, &stored, || {
+        write_next(host, &stored);
+    });
 }
 
 /// The session a review in flight belongs to, from its marker.
@@ -432,8 +320,12 @@ pub fn sweep(host: &impl Host) {
         let names = |list: &[(String, crate::host::EntryKind)]| list.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
         let unchanged = host.list_dir(&Root::State, &folder).is_ok_and(|now| names(&now) == names(&files));
         if unchanged {
-            for path in &paths {
-                let _ = host.remove_file(&Root::State, path);
+            for ((_, kind), path) in files.iter().zip(&paths) {
+                // A folder in a session's folder is a taken journal's tombstone (`session_journal`).
+                let _ = match kind {
+                    crate::host::EntryKind::Dir => host.remove_dir(&Root::State, path),
+                    _ => host.remove_file(&Root::State, path),
+                };
             }
             if host.remove_dir(&Root::State, &folder).is_ok() {
                 removed += 1;

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::fake::FakeHost;
-use crate::schedule::session_state::InFlight;
+use crate::schedule::session_state::{InFlight, SessionState};
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::wasm_bindgen_test as test;
 
@@ -229,4 +229,9 @@ fn a_clock_stepped_back_does_not_hold_the_sweep_off() {
     host.advance(KEEP_MS + MIN);
     sweep(&host);
     assert!(generations(&host, "old").is_empty(), "swept although an earlier look was stamped later");
+}
+
+/// The session's generations on disk, newest first.
+fn generations(host: &FakeHost, session: &str) -> Vec<u64> {
+    listing(host, session).0
 }

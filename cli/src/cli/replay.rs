@@ -19,7 +19,9 @@ use std::sync::{Arc, Mutex};
 
 /// t = 0 on the manual clock: 2026-01-01T00:00:00Z.
 pub const EPOCH_MS: u64 = 1_767_225_600_000;
-pub const SERVICES: [&str; 5] = ["tools", "commands", "system-prompt", "agents", "subagents"];
+/// A replay is one process serving its sessions for its whole run: it holds them in memory
+/// (`session-owner`), each event made durable by one append to the session's journal.
+pub const SERVICES: [&str; 6] = ["tools", "commands", "system-prompt", "agents", "subagents", "session-owner"];
 
 /// Starts a local gate answering the replies in `path` (see `replay --help`).
 pub fn serve_gate_replies(path: &Path) -> Result<self_evolve_host::testing::ScriptedServer> {

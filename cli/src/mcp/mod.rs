@@ -119,7 +119,9 @@ pub fn run(options: Options) -> Result<()> {
     let worker = worker::Worker::start(move || {
         let mut plugin = Plugin::from_bytes(&bytes, HostConfig { fs, ..HostConfig::default() })?;
         plugin
-            .init(&config_json, &["tools".to_string()])?
+            // One process per agent session for its whole life: it holds its sessions in memory
+            // (`session-owner`); a hook process that needs one takes it over (`session_journal`).
+            .init(&config_json, &["tools".to_string(), "session-owner".to_string()])?
             .map_err(|e| anyhow!("the operator's config, key `{}`: {}", e.key, e.message))?;
         Ok(plugin)
     })?;

@@ -14,7 +14,9 @@ import { toolLine, commandLine, reviewLoopRefusedLine, visibleJson } from './lin
 import { isU64Number, saturatingAdd, U64_MAX } from './time.js';
 
 export const EPOCH_MS = 1767225600000;
-export const SERVICES = ['tools', 'commands', 'system-prompt', 'agents', 'subagents'];
+// A replay is one process serving its sessions for its whole run: it holds them in memory
+// ('session-owner'), each event made durable by one append to the session's journal.
+export const SERVICES = ['tools', 'commands', 'system-prompt', 'agents', 'subagents', 'session-owner'];
 const TYPES = new Set(['config', 'user', 'assistant', 'tool', 'call', 'turn-end', 'reviewer', 'command', 'review-loop']);
 
 /** The longest line a replay may hold (its config line is the largest legitimate one). */

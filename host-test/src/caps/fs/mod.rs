@@ -291,13 +291,21 @@ impl FsCap {
         if open::kind_of(&st) == Kind::Symlink {
             return Err(FsErr::Symlink);
         }
-        let target = open::open_dir(dir, to_parent, true)?;
-        if let Ok(existing) = open::lstat(&target, to_name)
+        // A rename within one folder (a session's journal claimed and handed back, at every
+        // event of a held session) walks to that folder once.
+        let other;
+        let target = if to_parent == from_parent {
+            &source
+        } else {
+            other = open::open_dir(dir, to_parent, true)?;
+            &other
+        };
+        if let Ok(existing) = open::lstat(target, to_name)
             && open::kind_of(&existing) == Kind::Symlink
         {
             return Err(FsErr::Symlink);
         }
-        rustix::fs::renameat(&source, from_name, &target, to_name).map_err(open::errno)
+        rustix::fs::renameat(&source, from_name, target, to_name).map_err(open::errno)
     }
 
     pub fn remove_file(&mut self, root: &RootRef, path: &str) -> Result<(), FsErr> {

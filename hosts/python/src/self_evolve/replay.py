@@ -16,7 +16,9 @@ from .subagent import Script, ScriptedProvider
 from .types import CallContext, CommandResult, Document, Independence, ReviewRequest, ToolEvent, U64_MAX
 
 EPOCH_MS = 1767225600000
-SERVICES = ["tools", "commands", "system-prompt", "agents", "subagents"]
+# A replay is one process serving its sessions for its whole run: it holds them in memory
+# ("session-owner"), each event made durable by one append to the session's journal.
+SERVICES = ["tools", "commands", "system-prompt", "agents", "subagents", "session-owner"]
 TYPES = frozenset(["config", "user", "assistant", "tool", "call", "turn-end", "reviewer", "command", "review-loop"])
 #: The longest line a replay may hold (its config line is the largest legitimate one).
 MAX_LINE_BYTES = 16 * 1024 * 1024

@@ -1,0 +1,525 @@
+//! A session held in memory by a long-lived process (an MCP server, an embedding harness, a
+//! replay: a host that offers the `session-owner` service), made durable event by event with one
+//! append to its journal, where a process per event locks, reads and writes a whole generation.
+//!
+//! Files beside the session's generations (`sessions.rs`), one journal per holder:
+//! - `journal.<base>.<id>.jsonl`: idle between events. Its first line names the generation it
+//!   continues (`base`); each further line is what one event changed (whole parts).
+//! - `….busy`: the same file while its holder runs an event. The holder renames it there at the
+//!   event's start (its claim) and back at the end; while busy, it appends.
+//! - `….taken`: the same file while another process folds it into the next generation.
+//!
+//! Hand-over needs no word from the holder. Another process that needs the session takes the
+//! session's lock and renames the idle journal to `.taken`: a rename is atomic, so either the
+//! holder's next claim fails (it then knows, before it does anything, that the session is no
+//! longer its own, and reads it from disk like any other process) or the holder claimed first,
+//! and the taker waits for the event to end. The taker folds the records into the next
+//! generation, then removes the journal: nothing is lost or counted twice. A busy journal
+//! unrenewed past the lock's stale age, on the filesystem's time, is a holder that died
+//! mid-event: it is taken, loudly, and a folder left in its place, so a holder that was only
+//! stalled fails its next append there, says so, and keeps nothing (as a lock's holder does,
+//! `state_file`).
+
+use crate::errors::ToolError;
+use crate::host::{FsError, Host, Level, Root, WriteMode};
+use crate::library::curation::evidence::Turns;
+use crate::schedule::session_state::SessionState;
+use crate::schedule::session_store::{self as sessions, Stored};
+use crate::state_file;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The host service that says this host is one process serving its sessions for a long time.
+pub const SERVICE: &str = "session-owner";
+const PREFIX: &str = "journal.";
+const IDLE: &str = ".jsonl";
+const BUSY: &str = ".busy";
+const TAKEN: &str = ".taken";
+const VERSION: u32 = 1;
+/// A journal past either is folded into a generation by its holder (a taker reads it whole).
+const COMPACT_RECORDS: u32 = 256;
+const COMPACT_BYTES: u64 = 256 << 10;
+/// Attempts at a busy journal before the taker judges it, for clocks that do not move.
+const MAX_WAITS: u32 = 2_000;
+
+/// The first line of a journal.
+#[derive(Serialize, Deserialize)]
+struct Header {
+    journal: u32,
+    base: u64,
+    session: String,
+}
+
+/// What one event changed: each part present replaces the one before it whole, so records fold
+/// in order and a record read twice changes nothing more.
+#[derive(Default, Serialize, Deserialize)]
+#[serde(default)]
+struct Record {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    review: Option<SessionState>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reads: Option<BTreeMap<String, BTreeSet<String>>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    evidence: Option<Turns>,
+    t: u64,
+}
+
+/// Which state a journal file is in, by its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    Idle,
+    Busy,
+    Taken,
+}
+
+/// A journal in a session's folder: its stem (`journal.<base>.<id>`) and state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Journal {
+    pub stem: String,
+    pub state: State,
+}
+
+impl Journal {
+    /// The journal a folder entry is, when it is one.
+    pub fn parse(name: &str) -> Option<Journal> {
+        if !name.starts_with(PREFIX) {
+            return None;
+        }
+        [(IDLE, State::Idle), (BUSY, State::Busy), (TAKEN, State::Taken)]
+            .into_iter()
+            .find_map(|(suffix, state)| name.strip_suffix(suffix).map(|stem| Journal { stem: stem.to_string(), state }))
+    }
+
+    fn path(&self, session: &str, state: State) -> String {
+        path(session, &self.stem, state)
+    }
+}
+
+fn path(session: &str, stem: &str, state: State) -> String {
+    let suffix = match state {
+        State::Idle => IDLE,
+        State::Busy => BUSY,
+        State::Taken => TAKEN,
+    };
+    format!("{}/{stem}{suffix}", sessions::folder(session))
+}
+
+/// A session this process holds: its state (the truth while held) and its journal.
+#[derive(Debug)]
+pub struct Held {
+    stem: String,
+    base: u64,
+    /// The journal's length as this holder wrote it.
+    size: u64,
+    records: u32,
+    pub state: Stored,
+}
+
+/// Folds into `stored` (generation `base`) the records of every journal in `journals` that
+/// continues it. Read-only: for a process that only reads the session (`sessions::load`).
+pub fn fold(host: &impl Host, session: &str, base: u64, journals: &[Journal], stored: &mut Stored) {
+    for journal in journals {
+        if let Ok(bytes) = host.read(&Root::State, &journal.path(session, journal.state)) {
+            apply(host, session, base, &bytes, stored);
+        }
+    }
+}
+
+/// Applies a journal's records to `stored` when its header continues generation `base`;
+/// whether it did. A last line without its newline is an append in progress (or torn): skipped.
+fn apply(host: &impl Host, session: &str, base: u64, bytes: &[u8], stored: &mut Stored) -> bool {
+    let Some(end) = bytes.iter().rposition(|b| *b == b'\n') else { return false };
+    let mut lines = bytes[..end].split(|b| *b == b'\n');
+    let header = lines.next().and_then(|line| serde_json::from_slice::<Header>(line).ok());
+    if !header.is_some_and(|h| h.journal == VERSION && h.base == base && h.session == session) {
+        return false;
+    }
+    // A renewal appends an empty line (`state_file::Lock::journal`).
+    for line in lines.filter(|line| !line.is_empty()) {
+        match serde_json::from_slice::<Record>(line) {
+            Ok(record) => {
+                if let Some(review) = record.review {
+                    stored.review = review;
+                }
+                if let Some(reads) = record.reads {
+                    stored.reads = reads;
+                }
+                if let Some(evidence) = record.evidence {
+                    stored.evidence = evidence;
+                }
+                stored.updated_ms = record.t;
+            }
+            Err(err) => {
+                host.log(
+                    Level::Warn,
+                    &format!(
+                        "session `{}`: a journal record does not parse ({err}); the rest is skipped",
+                        sessions::key(session)
+                    ),
+                );
+                break;
+            }
+        }
+    }
+    true
+}
+
+/// Under the session's lock: takes every journal of the session from its holder, folds the ones
+/// that continue `stored` (the newest generation) and writes the result as the next generation.
+/// `Err(conflict)` while a live holder is in an event past the lock's wait.
+pub fn take_over(
+    host: &impl Host,
+    session: &str,
+    stored: &mut Stored,
+    journals: Vec<Journal>,
+) -> Result<(), ToolError> {
+    if journals.is_empty() {
+        return Ok(());
+    }
+    let mut taken = Vec::new();
+    for journal in journals {
+        if let Some(journal) = take(host, session, journal)? {
+            taken.push(journal);
+        }
+    }
+    let mut folded = false;
+    for journal in &taken {
+        if let Ok(bytes) = host.read(&Root::State, &journal.path(session, State::Taken)) {
+            folded |= apply(host, session, stored.generation, &bytes, stored);
+        }
+    }
+    if folded {
+        let before = stored.generation;
+        match sessions::write_next(host, stored) {
+            Some(generation) => stored.generation = generation,
+            // The journal stays `.taken`: the next process folds it again.
+            None => return Err(not_saved(session)),
+        }
+        host.log(
+            Level::Debug,
+            &format!(
+                "session `{}`: took it over from its holder (generation {before} → {})",
+                sessions::key(session),
+                stored.generation
+            ),
+        );
+    }
+    for journal in &taken {
+        let _ = host.remove_file(&Root::State, &journal.path(session, State::Taken));
+    }
+    Ok(())
+}
+
+fn not_saved(session: &str) -> ToolError {
+    ToolError::new(
+        "io",
+        format!("could not save session `{}` taken over from its holder", sessions::key(session)),
+        "retry once; if it persists, tell the operator",
+    )
+}
+
+/// Renames one journal to `.taken`; `None` when it is gone (its holder handed it back meanwhile).
+fn take(host: &impl Host, session: &str, journal: Journal) -> Result<Option<Journal>, ToolError> {
+    let taken = Journal { stem: journal.stem.clone(), state: State::Taken };
+    if journal.state == State::Taken {
+        return Ok(Some(taken));
+    }
+    let started = host.now_ms();
+    for _ in 0..MAX_WAITS {
+        // Idle first: most of the time the holder is between events.
+        match host.rename(&Root::State, &journal.path(session, State::Idle), &taken.path(session, State::Taken)) {
+            Ok(()) => return Ok(Some(taken)),
+            Err(FsError::NotFound) => {}
+            Err(err) => return Err(io(session, &err)),
+        }
+        let busy = journal.path(session, State::Busy);
+        match host.stat(&Root::State, &busy) {
+            // Neither idle nor busy: handed back, or taken by another.
+            Err(FsError::NotFound) => return Ok(None),
+            Err(err) => return Err(io(session, &err)),
+            Ok(_) => {}
+        }
+        if host.now_ms().saturating_sub(started) > state_file::WAIT_MS {
+            break;
+        }
+    }
+    let busy = journal.path(session, State::Busy);
+    let Some(why) = state_file::too_old(host, &busy, state_file::STALE_LOCK_MS) else {
+        return Err(state_file::conflict(&format!("session {}", sessions::key(session))));
+    };
+    host.log(Level::Warn, &format!("taking the journal `{busy}` from a holder that stopped mid-event ({why})"));
+    match host.rename(&Root::State, &busy, &taken.path(session, State::Taken)) {
+        Ok(()) => {
+            // A folder where the busy journal was: a holder that was only stalled fails its next
+            // append there (`wrong-kind`) and knows, where it would have made a new file. It goes
+            // with the session's folder (`sessions::sweep`).
+            let _ = host.create_dir_all(&Root::State, &busy);
+            Ok(Some(taken))
+        }
+        Err(FsError::NotFound) => Ok(None),
+        Err(err) => Err(io(session, &err)),
+    }
+}
+
+fn io(session: &str, err: &FsError) -> ToolError {
+    ToolError::new(
+        "io",
+        format!("could not take session `{}` from its holder: {err}", sessions::key(session)),
+        "retry once; if it persists, tell the operator",
+    )
+}
+
+/// Under the session's lock, after `take_over`: starts a journal continuing `stored`, busy (the
+/// event that leases the session is running). `None` (logged) when it cannot be written: the
+/// session is then kept on disk per event.
+pub fn lease(host: &impl Host, session: &str, stored: &Stored) -> Option<Held> {
+    let header =
+        serde_json::to_vec(&Header { journal: VERSION, base: stored.generation, session: session.to_string() }).ok()?;
+    let mut bytes = header;
+    bytes.push(b'\n');
+    // Unique across processes: the filesystem's time now, and this instance's token.
+    let when = state_file::fs_now(host).unwrap_or(0);
+    for _ in 0..4 {
+        let stem = format!("{PREFIX}{:016x}.{when}-{}", stored.generation, state_file::token(host));
+        match host.write(&Root::State, &path(session, &stem, State::Busy), &bytes, WriteMode::CreateNew) {
+            Ok(()) => {
+                return Some(Held {
+                    stem,
+                    base: stored.generation,
+                    size: bytes.len() as u64,
+                    records: 0,
+                    state: stored.clone(),
+                });
+            }
+            Err(FsError::AlreadyExists) => continue,
+            Err(err) => {
+                host.log(
+                    Level::Warn,
+                    &format!("session `{}`: could not start its journal: {err}", sessions::key(session)),
+                );
+                return None;
+            }
+        }
+    }
+    None
+}
+
+impl Held {
+    /// The holder's claim at an event's start: whether the session is still its own (its journal
+    /// was not taken meanwhile).
+    pub fn claim(&self, host: &impl Host) -> bool {
+        let session = &self.state.session;
+        host.rename(&Root::State, &path(session, &self.stem, State::Idle), &path(session, &self.stem, State::Busy))
+            .is_ok()
+    }
+
+    /// The busy journal, for the renewals of a long event (`state_file::Lock::journal`).
+    pub fn busy_path(&self) -> String {
+        path(&self.state.session, &self.stem, State::Busy)
+    }
+
+    /// At the event's end: appends what it changed (`now`; `renewed`: bytes of renewal appended
+    /// meanwhile), keeps the in-flight markers in step, and hands the journal back to
+    /// idle. `false` (logged) when the session is no longer this holder's: then this process
+    /// keeps nothing of it.
+    pub fn commit(&mut self, host: &impl Host, now: Stored, renewed: u64) -> bool {
+        let session = now.session.clone();
+        self.size += renewed;
+        let mut now = now;
+        sessions::bound_reads(&mut now);
+        let before = self.state.review.in_flight.as_ref().map(|f| f.id.clone());
+        let mut appended = true;
+        if let Some(line) = self.record(host, &now) {
+            sessions::markers_in_step(host, before.as_deref(), &now, || appended = self.append(host, &line));
+        }
+        if !appended {
+            return false;
+        }
+        self.state = now;
+        if (self.records >= COMPACT_RECORDS || self.size >= COMPACT_BYTES) && !self.compact(host) {
+            return false;
+        }
+        // Taken meanwhile (as stalled): what was appended is in the taker's hands.
+        host.rename(&Root::State, &self.busy_path(), &path(&session, &self.stem, State::Idle)).is_ok()
+    }
+
+    /// Appends one record to the busy journal.
+    fn append(&mut self, host: &impl Host, line: &[u8]) -> bool {
+        let session = self.state.session.clone();
+        let busy = self.busy_path();
+        match host.write(&Root::State, &busy, line, WriteMode::Append) {
+            Ok(()) => {
+                self.size += line.len() as u64;
+                self.records += 1;
+                true
+            }
+            // The tombstone a taker leaves where it took a journal as dead (`take`).
+            Err(FsError::WrongKind) => {
+                host.log(
+                    Level::Warn,
+                    &format!(
+                        "session `{}`: another process took it while this one stalled mid-event; this event's \
+                         changes to the session's state were not saved",
+                        crate::visible::visible(&session)
+                    ),
+                );
+                false
+            }
+            Err(err) => {
+                host.log(
+                    Level::Warn,
+                    &format!("session `{}`: could not append to its journal: {err}", sessions::key(&session)),
+                );
+                // Whatever part of the record landed stops the fold there; the journal is handed
+                // back idle, for the next process to fold.
+                let _ = host.rename(&Root::State, &busy, &path(&session, &self.stem, State::Idle));
+                false
+            }
+        }
+    }
+
+    /// The record of what changed since the last one (credentials redacted, as every byte of
+    /// session state on disk is); `None` when nothing did, or when it would be too large to read
+    /// back (logged; the last record stays in force, as a generation would).
+    fn record(&self, host: &impl Host, now: &Stored) -> Option<Vec<u8>> {
+        let was = &self.state;
+        if was.review == now.review && was.reads == now.reads && was.evidence == now.evidence {
+            return None;
+        }
+        let record = Record {
+            review: (was.review != now.review).then(|| now.review.clone()),
+            reads: (was.reads != now.reads).then(|| now.reads.clone()),
+            evidence: (was.evidence != now.evidence).then(|| now.evidence.clone()),
+            t: host.now_ms(),
+        };
+        let mut value = serde_json::to_value(&record).ok()?;
+        crate::library::guards::scan::redact_json(&mut value);
+        let mut line = serde_json::to_vec(&value).ok()?;
+        if line.len() > sessions::MAX_FILE_BYTES {
+            host.log(
+                Level::Warn,
+                &format!(
+                    "session `{}`: a journal record would be {} bytes; not saved",
+                    sessions::key(&now.session),
+                    line.len()
+                ),
+            );
+            return None;
+        }
+        line.push(b'\n');
+        Some(line)
+    }
+
+    /// Folds the journal into the next generation and starts it over from there (busy).
+    fn compact(&mut self, host: &impl Host) -> bool {
+        let session = self.state.session.clone();
+        let mut state = self.state.clone();
+        state.generation = self.base;
+        let Some(generation) = sessions::write_next(host, &state) else { return false };
+        let header = Header { journal: VERSION, base: generation, session: session.clone() };
+        let mut bytes = serde_json::to_vec(&header).unwrap_or_default();
+        bytes.push(b'\n');
+        if host.write(&Root::State, &self.busy_path(), &bytes, WriteMode::Truncate).is_err() {
+            // The generation holds everything; a journal with the old header is stale to others.
+            let _ = host.remove_file(&Root::State, &self.busy_path());
+            return false;
+        }
+        self.base = generation;
+        self.state.generation = generation;
+        self.size = bytes.len() as u64;
+        self.records = 0;
+        true
+    }
+
+    /// Hands the session back to disk: folds the journal into a generation and removes it.
+    pub fn release(mut self, host: &impl Host) {
+        if !self.claim(host) {
+            return;
+        }
+        if self.records > 0 {
+            self.state.generation = self.base;
+            if sessions::write_next(host, &self.state).is_none() {
+                // The journal goes back to idle: the next process that needs the session folds it.
+                let _ =
+                    host.rename(&Root::State, &self.busy_path(), &path(&self.state.session, &self.stem, State::Idle));
+                return;
+            }
+        }
+        let _ = host.remove_file(&Root::State, &self.busy_path());
+        self.records = 0;
+    }
+}
+
+/// Sessions held at once; past it the one unused longest is handed back to disk.
+pub const MAX_HELD: usize = 64;
+/// Sessions remembered as lost to another process.
+const MAX_SHARED: usize = 4_096;
+
+/// The sessions this process holds (when its host offers `SERVICE`), and the ones it lost to
+/// another process: those it keeps on disk per event from then on, since two processes taking
+/// one session from each other at every event would each pay more than a process per event.
+#[derive(Debug, Default)]
+pub struct Holdings {
+    pub owner: bool,
+    held: BTreeMap<String, (Held, u64)>,
+    shared: BTreeSet<String>,
+    uses: u64,
+}
+
+impl Holdings {
+    pub fn new(owner: bool) -> Holdings {
+        Holdings { owner, ..Holdings::default() }
+    }
+
+    pub fn get_mut(&mut self, session: &str) -> Option<&mut Held> {
+        self.uses += 1;
+        let uses = self.uses;
+        self.held.get_mut(session).map(|(held, used)| {
+            *used = uses;
+            held
+        })
+    }
+
+    pub fn holds(&self, session: &str) -> bool {
+        self.held.contains_key(session)
+    }
+
+    /// Whether this process should lease `session` now.
+    pub fn may_hold(&self, session: &str) -> bool {
+        self.owner && !self.shared.contains(session)
+    }
+
+    /// Holds `held` from now on, handing back the session unused longest when over `MAX_HELD`.
+    pub fn insert(&mut self, host: &impl Host, session: &str, held: Held) {
+        while self.held.len() >= MAX_HELD {
+            let Some(oldest) = self.held.iter().min_by_key(|(_, (_, used))| *used).map(|(s, _)| s.clone()) else {
+                break;
+            };
+            if let Some((held, _)) = self.held.remove(&oldest) {
+                held.release(host);
+            }
+        }
+        self.uses += 1;
+        self.held.insert(session.to_string(), (held, self.uses));
+    }
+
+    /// `session` was taken by another process (or its journal failed): nothing of it is kept.
+    pub fn lose(&mut self, host: &impl Host, session: &str) {
+        self.held.remove(session);
+        if self.shared.len() >= MAX_SHARED {
+            self.shared.clear();
+        }
+        self.shared.insert(session.to_string());
+        host.log(
+            Level::Debug,
+            &format!(
+                "session `{}` is served by another process too: kept on disk per event here",
+                sessions::key(session)
+            ),
+        );
+    }
+}
+
+#[cfg(test)]
+#[path = "session_journal_tests.rs"]
+mod tests;
