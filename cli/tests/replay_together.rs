@@ -117,3 +117,77 @@ fn two_replays_on_their_own_clocks_lose_no_write() {
         assert!(written.iter().any(|n| n.starts_with(&format!("- note {id}-"))), "{id} wrote nothing");
     }
 }
+
+/// Replay events of session `s1`: `turns` completed turns, from `t0`, reviews due every 4 turns.
+fn turns(dir: &Path, name: &str, t0: u64, turns: u64) -> PathBuf {
+    let mut lines =
+        vec![json!({"t": 0, "type": "config", "config": {"review": {"turnInterval": 4, "cooldownMinutes": 0}}})];
+    for i in 0..turns {
+        let t = t0 + i * 1_000;
+        lines.push(json!({"t": t, "type": "user", "session": "s1", "text": format!("step {i}"), "human": true}));
+        lines.push(
+            json!({"t": t, "type": "turn-end", "session": "s1", "status": "completed", "origin": "user", "depth": 0}),
+        );
+    }
+    let file = dir.join(name);
+    std::fs::write(&file, lines.iter().map(|l| format!("{l}\n")).collect::<String>()).unwrap();
+    file
+}
+
+fn replay(file: &Path, home: &Path) -> String {
+    let out = cli().arg("replay").arg(file).args(["--json", "--home"]).arg(home).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn session_files(home: &Path) -> Vec<String> {
+    let sessions = home.join("self-evolve/sessions");
+    let mut names = Vec::new();
+    for folder in std::fs::read_dir(&sessions).unwrap().flatten().filter(|e| e.path().is_dir()) {
+        for file in std::fs::read_dir(folder.path()).unwrap().flatten() {
+            names.push(file.file_name().to_string_lossy().into_owned());
+        }
+    }
+    names
+}
+
+/// A replay holds its session in memory (the `session-owner` service) and leaves its journal when
+/// it exits; the next process that needs the session, a process per call, takes it over; the
+/// replay after that counts on from there. A journal ignored or folded twice moves the review
+/// that is due at the fourth turn.
+#[test]
+fn a_session_a_replay_held_is_taken_over_by_the_next_process_with_nothing_lost() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let first = replay(&turns(dir.path(), "a.jsonl", 1_000, 3), &home);
+    assert!(!first.contains("\"start\""), "no review before the fourth turn:\n{first}");
+    assert!(
+        session_files(&home).iter().any(|n| n.starts_with("journal.") && n.ends_with(".jsonl")),
+        "held, journal left idle"
+    );
+
+    // A process per call (not a session owner) for the same session: a view adds to the session's
+    // reads, so it takes the session over.
+    let tool = |session: &str, args: Value| {
+        let out = cli()
+            .args(["tool", "skill_manage", "--session", session, "--home"])
+            .arg(&home)
+            .arg(args.to_string())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    };
+    tool(
+        "setup",
+        json!({"action": "create", "name": "notes", "description": "Notes. Use when testing.",
+                         "body": "# Notes\n\nSome notes.\n", "reason": "the test's skill"}),
+    );
+    tool("s1", json!({"action": "view", "name": "notes"}));
+    let files = session_files(&home);
+    assert!(!files.iter().any(|n| n.starts_with("journal.")), "folded into a generation: {files:?}");
+
+    let second = replay(&turns(dir.path(), "b.jsonl", 10_000, 1), &home);
+    assert!(second.contains("\"start\""), "the fourth turn is due:\n{second}");
+    let third = replay(&turns(dir.path(), "c.jsonl", 20_000, 3), &home);
+    assert!(!third.contains("\"start\""), "turns 5 to 7 are not due:\n{third}");
+}
