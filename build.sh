@@ -85,12 +85,52 @@ run_tests() {
     cargo clippy --workspace --all-targets --locked -- -D warnings
     step "clippy (the plugin as wasm, including the binding adapter)"
     cargo clippy -p self-evolve-plugin -p self-evolve-scan --target "$WASM_TARGET" --locked -- -D warnings
+    cross_check
     ensure_browser
     step "tests"
     cargo test --workspace --locked
     wasm_unit_tests
     python_tests
     node_tests
+}
+
+# The binary's crates type-checked and linted for macOS and Windows (README, "Platforms"), so a
+# Linux-only call breaks the run here instead of a user's build there. Build scripts compile C
+# (ring, zstd) for the target: with zig (PyPI's `ziglang`, in a venv under target/cross), behind
+# one wrapper per target that drops the `--target=` cc-rs passes in rustc's spelling. Windows is
+# checked as x86_64-pc-windows-gnu: the -msvc target's build scripts call MSVC's cl.exe.
+CROSS_TARGETS=(aarch64-apple-darwin:aarch64-macos x86_64-pc-windows-gnu:x86_64-windows-gnu)
+ZIG_VERSION=0.17.1
+cross_check() {
+    local cross=$PWD/target/cross pair triple zig_target env_triple
+    if ! "$cross/zig-venv/bin/python" -m ziglang version 2>/dev/null | grep -qx "$ZIG_VERSION"; then
+        step "installing zig $ZIG_VERSION (PyPI ziglang) for the macOS and Windows checks"
+        mkdir -p "$cross"
+        python3 -m venv "$cross/zig-venv"
+        "$cross/zig-venv/bin/python" -m pip install -q --disable-pip-version-check "ziglang==$ZIG_VERSION"
+    fi
+    for pair in "${CROSS_TARGETS[@]}"; do
+        triple=${pair%%:*}
+        zig_target=${pair#*:}
+        if command -v rustup >/dev/null 2>&1 && ! rustup target list --installed | grep -qx "$triple"; then
+            step "installing the $triple target"
+            rustup target add "$triple"
+        fi
+        {
+            echo '#!/bin/sh'
+            echo 'for a do shift; case "$a" in --target=*) ;; *) set -- "$@" "$a" ;; esac; done'
+            echo "exec \"$cross/zig-venv/bin/python\" -m ziglang cc -target $zig_target \"\$@\""
+        } >"$cross/cc-$triple"
+        {
+            echo '#!/bin/sh'
+            echo "exec \"$cross/zig-venv/bin/python\" -m ziglang ar \"\$@\""
+        } >"$cross/ar-$triple"
+        chmod +x "$cross/cc-$triple" "$cross/ar-$triple"
+        env_triple=${triple//-/_}
+        step "clippy for $triple (the self-evolve binary and the host library)"
+        env "CC_$env_triple=$cross/cc-$triple" "AR_$env_triple=$cross/ar-$triple" \
+            cargo clippy -p self-evolve -p self-evolve-host --target "$triple" --locked -- -D warnings
+    done
 }
 
 # The operator console's browser test (cli/tests/console_browser.rs) drives headless Chromium

@@ -97,6 +97,10 @@ impl Plugin {
     }
 
     pub fn from_bytes(wasm: &[u8], config: HostConfig) -> Result<Plugin> {
+        #[cfg(not(unix))]
+        if config.fs.names_a_root() {
+            return Err(anyhow!(crate::caps::fs::REFUSAL));
+        }
         let engine = engine::engine()?;
         let (state, limits, cache_dir) = config.into_state();
         let (component, cache) = engine::load_component(engine, wasm, cache_dir.as_deref())?;

@@ -17,6 +17,8 @@ const PACKAGE_MAX_FILES: usize = 1024;
 
 /// Why a file or folder was not read as a whole.
 #[derive(Debug)]
+// Where nothing is opened (Windows, `open_regular`), only some are ever made.
+#[cfg_attr(not(unix), allow(dead_code))]
 pub(super) enum Refusal {
     Symlink,
     NotRegular,
@@ -27,8 +29,15 @@ pub(super) enum Refusal {
     Io(std::io::Error),
 }
 
+/// Where files cannot be opened without following links (Windows), nothing is read.
+#[cfg(not(unix))]
+pub(super) fn open_regular(_path: &Path) -> std::result::Result<(std::fs::File, u64), Refusal> {
+    Err(Refusal::Io(std::io::Error::other(self_evolve_host::caps::fs::REFUSAL)))
+}
+
 /// Opens `path` only if it is a regular file with one link, never following a link; the checks
 /// run on the open handle. Returns the file and its size.
+#[cfg(unix)]
 pub(super) fn open_regular(path: &Path) -> std::result::Result<(std::fs::File, u64), Refusal> {
     use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
     let flags = rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY;
@@ -91,6 +100,7 @@ impl Walk {
                 "not-utf8-name",
                 "a name that is not UTF-8; the plugin skips it, so it was not checked: rename it".to_string(),
             ),
+            #[cfg(unix)]
             Refusal::Io(err) if err.raw_os_error() == Some(rustix::io::Errno::NAMETOOLONG.raw_os_error()) => {
                 ("path-too-long", too_long(path, &err))
             }
@@ -104,6 +114,7 @@ impl Walk {
 
 /// Why the OS said a path is too long: one name past what a folder entry may hold, or the whole
 /// path past what it opens by path (PATH_MAX, a deeply nested folder).
+#[cfg(unix)]
 fn too_long(path: &Path, err: &std::io::Error) -> String {
     /// The longest name a folder entry may have on Linux file systems (NAME_MAX).
     const NAME_MAX: usize = 255;

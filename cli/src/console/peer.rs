@@ -27,6 +27,7 @@ pub fn same_user(peer: SocketAddr, local: SocketAddr) -> Option<bool> {
 /// The uid of the socket whose local address is `peer` and remote address `local`: the client's
 /// side of the connection. Addresses are written as the kernel writes them: each 32-bit word of
 /// the address in the machine's byte order, in hex, then `:` and the port in hex.
+#[cfg(any(target_os = "linux", test))]
 pub fn owner(table: &str, peer: SocketAddr, local: SocketAddr) -> Option<u32> {
     let (want_local, want_remote) = (kernel_form(peer), kernel_form(local));
     table.lines().skip(1).find_map(|line| {
@@ -38,6 +39,7 @@ pub fn owner(table: &str, peer: SocketAddr, local: SocketAddr) -> Option<u32> {
     })
 }
 
+#[cfg(any(target_os = "linux", test))]
 fn kernel_form(addr: SocketAddr) -> String {
     let words: Vec<u32> = match addr {
         SocketAddr::V4(v4) => vec![u32::from_ne_bytes(v4.ip().octets())],

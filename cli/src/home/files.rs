@@ -52,6 +52,8 @@ fn open(path: &Path, options: &mut std::fs::OpenOptions, own: bool) -> std::io::
         let flags = if own { OFlags::NONBLOCK | OFlags::NOFOLLOW } else { OFlags::NONBLOCK };
         options.custom_flags(flags.bits() as i32);
     }
+    #[cfg(not(unix))]
+    let _ = own;
     let file = options.open(path)?;
     if !file.metadata()?.is_file() {
         return Err(std::io::Error::other(format!(

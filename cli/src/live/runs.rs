@@ -94,6 +94,8 @@ pub fn prune(home: &Path) {
 /// Kills a reviewer's whole process group (the agent CLI and anything it started). Only the
 /// supervisor calls it, for the child it has not reaped yet (so the id is still that group's).
 pub fn kill_group(pgid: u32) {
+    #[cfg(not(unix))]
+    let _ = pgid;
     #[cfg(unix)]
     if let Some(pid) = i32::try_from(pgid).ok().and_then(rustix::process::Pid::from_raw) {
         let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);

@@ -15,8 +15,15 @@ const TAIL_BYTES: u64 = 4 << 20;
 /// One line of the transcript longer than this is skipped (a pasted blob).
 const MAX_LINE_BYTES: usize = 4 << 20;
 
+/// Where a file cannot be opened without blocking (Windows), no transcript is read.
+#[cfg(not(unix))]
+fn open_regular(_path: &Path) -> Option<std::fs::File> {
+    None
+}
+
 /// The transcript, when it is a regular file. Opened without blocking, then checked on the open
 /// handle: a FIFO or device at `transcript_path` would otherwise hang the hook or the reviewer.
+#[cfg(unix)]
 fn open_regular(path: &Path) -> Option<std::fs::File> {
     use std::os::unix::fs::OpenOptionsExt;
     let file = std::fs::OpenOptions::new()
