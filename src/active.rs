@@ -242,6 +242,29 @@ impl Active {
 }
 
 #[cfg(test)]
+impl Active {
+    /// The state after an init with the default config and no services; `owner`: as a host that
+    /// offers `session-owner` (it holds its sessions in memory).
+    pub(crate) fn for_tests(owner: bool) -> Active {
+        Active {
+            config: Config::default(),
+            services: Vec::new(),
+            reads: Default::default(),
+            cache: Default::default(),
+            ledger: None,
+            review: Default::default(),
+            curator: Default::default(),
+            review_ready: false,
+            shadow: Default::default(),
+            review_loops: Default::default(),
+            review_loop_ready: false,
+            evidence: Default::default(),
+            holdings: Holdings::new(owner),
+        }
+    }
+}
+
+#[cfg(test)]
 #[path = "active_tests.rs"]
 mod tests;
 

@@ -2,7 +2,6 @@
 //! on the fake host: a session whose lock another process broke meanwhile is left to it.
 
 use super::*;
-use crate::config::Config;
 use crate::fake::FakeHost;
 use crate::schedule::sessions;
 use crate::state_file::{STALE_LOCK_MS, try_lock};
@@ -10,21 +9,7 @@ use crate::state_file::{STALE_LOCK_MS, try_lock};
 use wasm_bindgen_test::wasm_bindgen_test as test;
 
 fn active() -> Active {
-    Active {
-        config: Config::default(),
-        services: Vec::new(),
-        reads: Default::default(),
-        cache: Default::default(),
-        ledger: None,
-        review: Default::default(),
-        curator: Default::default(),
-        review_ready: false,
-        shadow: Default::default(),
-        review_loops: Default::default(),
-        review_loop_ready: false,
-        evidence: Default::default(),
-        holdings: Default::default(),
-    }
+    Active::for_tests(false)
 }
 
 /// A session `s1` on disk at turn 1.

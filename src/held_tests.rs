@@ -4,7 +4,6 @@
 //! holder that died or stalled mid-event, compaction, and the bound on sessions held.
 
 use super::*;
-use crate::config::Config;
 use crate::fake::FakeHost;
 use crate::host::{Host, Root, WriteMode};
 use crate::schedule::session_journal::MAX_HELD;
@@ -13,21 +12,7 @@ use crate::state_file::STALE_LOCK_MS;
 use wasm_bindgen_test::wasm_bindgen_test as test;
 
 fn process(owner: bool) -> Active {
-    Active {
-        config: Config::default(),
-        services: Vec::new(),
-        reads: Default::default(),
-        cache: Default::default(),
-        ledger: None,
-        review: Default::default(),
-        curator: Default::default(),
-        review_ready: false,
-        shadow: Default::default(),
-        review_loops: Default::default(),
-        review_loop_ready: false,
-        evidence: Default::default(),
-        holdings: Holdings::new(owner),
-    }
+    Active::for_tests(owner)
 }
 
 /// One event of `session`: a completed turn, and a skill read by the main agent.

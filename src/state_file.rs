@@ -160,24 +160,12 @@ impl Lock {
         if self.journal.is_some() {
             return self.refresh_journal(host);
         }
-        let Some(path) = &self.path else { return true };
-        let now = host.now_ms();
-        let mut age = stamp(&self.token).map_or(u64::MAX, |t| now.abs_diff(t));
-        // A clock that has not moved since the lock was taken (a replay's manual clock within one
-        // event) says nothing of how long it has been held: others judge it on the filesystem's
-        // time, and so does its holder, every `PROBE_EVERY` calls (a probe is three fs calls;
-        // a long copy calls this between files).
-        if age == 0 {
-            self.standing += 1;
-            if self.standing.is_multiple_of(PROBE_EVERY)
-                && let (Some(taken), Some(fs_now)) = (taken_ms(host, path), fs_now(host))
-            {
-                age = fs_now.abs_diff(taken);
-            }
-        }
+        let Some(path) = self.path.clone() else { return true };
+        let age = self.age(host, &path);
         if age < RENEW_MS {
             return true;
         }
+        let path = &path;
         let fresh = token(host);
         // Under the breaker: no process removes the lock between our check that it is still
         // ours and its replacement (a lock retaken by another process in that gap would be
@@ -211,28 +199,37 @@ impl Lock {
 }
 
 impl Lock {
-    /// `refresh` of a journal hold: an empty line appended once the last is `RENEW_MS` old (on
-    /// the process's clock, or the filesystem's every `PROBE_EVERY` calls on one that stands).
-    fn refresh_journal(&mut self, host: &impl Host) -> bool {
-        let Some((busy, appended)) = self.journal.as_mut() else { return true };
+    /// How long since the hold at `path` was taken or renewed. A clock that has not moved since
+    /// (a replay's manual clock within one event) says nothing of how long it has been held:
+    /// others judge it on the filesystem's time, and so does its holder, every `PROBE_EVERY`
+    /// calls (a probe is three fs calls; a long copy calls `refresh` between files).
+    fn age(&mut self, host: &impl Host, path: &str) -> u64 {
         let now = host.now_ms();
         let mut age = stamp(&self.token).map_or(u64::MAX, |t| now.abs_diff(t));
         if age == 0 {
             self.standing += 1;
             if self.standing.is_multiple_of(PROBE_EVERY)
-                && let (Some(taken), Some(fs_now)) = (taken_ms(host, busy), fs_now(host))
+                && let (Some(taken), Some(fs_now)) = (taken_ms(host, path), fs_now(host))
             {
                 age = fs_now.abs_diff(taken);
             }
         }
-        if age < RENEW_MS {
+        age
+    }
+
+    /// `refresh` of a journal hold: an empty line appended once the last is `RENEW_MS` old.
+    fn refresh_journal(&mut self, host: &impl Host) -> bool {
+        let Some((busy, _)) = self.journal.clone() else { return true };
+        if self.age(host, &busy) < RENEW_MS {
             return true;
         }
-        if host.write(&Root::State, busy, b"\n", WriteMode::Append).is_err() {
+        if host.write(&Root::State, &busy, b"\n", WriteMode::Append).is_err() {
             host.log(Level::Warn, &format!("could not renew the journal `{busy}`"));
             return false;
         }
-        *appended += 1;
+        if let Some((_, appended)) = self.journal.as_mut() {
+            *appended += 1;
+        }
         self.token = token(host);
         self.standing = 0;
         true

@@ -13,14 +13,14 @@ mod refused;
 pub mod roots;
 mod types;
 
-pub use types::{FsErr, Kind, Mode, RootRef, StatInfo};
+pub use types::{FsErr, Kind, Mode, REFUSAL, RootRef, StatInfo};
 
+/// A root folder as this platform holds it open: a handle every path is opened from (`ops.rs`),
+/// or nothing where the capability refuses (`refused.rs`).
 #[cfg(unix)]
-use ops::Handle;
+type Handle = std::os::fd::OwnedFd;
 #[cfg(not(unix))]
-use refused::Handle;
-#[cfg(not(unix))]
-pub use refused::REFUSAL;
+type Handle = ();
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 

@@ -7,9 +7,6 @@ use std::io::{Read, Write};
 use std::os::fd::OwnedFd;
 use std::path::Path;
 
-/// A root folder as this platform holds it open.
-pub(super) type Handle = OwnedFd;
-
 impl FsCap {
     /// Opens (and caches) the root folder by its real path; `create` makes it when missing.
     fn dir(&mut self, root: &RootRef, create: bool) -> Result<&OwnedFd, FsErr> {

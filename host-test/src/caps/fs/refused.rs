@@ -5,14 +5,6 @@
 
 use super::{FsCap, FsErr, Kind, Mode, RootRef, StatInfo};
 
-/// A root folder as this platform would hold it open: never, here.
-pub(super) type Handle = ();
-
-/// Why a host with mapped roots does not start here.
-pub const REFUSAL: &str = "self-evolve confines the filesystem only on Linux and macOS (each path is opened \
-                           relative to its root's folder handle, refusing links); on Windows, run it inside WSL \
-                           (https://learn.microsoft.com/windows/wsl/install)";
-
 impl FsCap {
     pub fn read(&mut self, _root: &RootRef, _path: &str) -> Result<Vec<u8>, FsErr> {
         Err(FsErr::NotPermitted)

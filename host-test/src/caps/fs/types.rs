@@ -57,3 +57,9 @@ pub enum Mode {
     Truncate,
     Append,
 }
+
+/// Why a host that names a root does not start where the capability cannot confine (Windows:
+/// `refused.rs`; `Plugin::load`, and the `self-evolve` binary at start).
+pub const REFUSAL: &str = "self-evolve confines the filesystem only on Linux and macOS (each path is opened \
+                           relative to its root's folder handle, refusing links); on Windows, run it inside WSL \
+                           (https://learn.microsoft.com/windows/wsl/install)";
