@@ -7,7 +7,7 @@
 //!   web page);
 //! - services: `operator` (the operator's `/skills` line, one path for the CLI and the console);
 //!   `team/` (team sync) on `live/` (live sessions and their reviewers) on `git/` (the skills
-//!   root as a git tree); `check/` (checking skill folders), `events/` (the session event lines
+//!   root as a git tree); `eval/` (paired evaluations of skills); `check/` (checking skill folders), `events/` (the session event lines
 //!   replay and `event` read), `gate_stats` (a gates.jsonl summary) and `setup/` (an agent
 //!   harness's config files);
 //! - the home: `home/` (roots, `config.json`, `host.json`), `component` (which component runs),
@@ -39,6 +39,9 @@ pub mod hook;
 pub mod mcp;
 // Services.
 pub mod check;
+// `eval` runs agents in process groups (POSIX); the binary does not start elsewhere (main.rs).
+#[cfg(unix)]
+pub mod eval;
 pub mod events;
 pub mod gate_stats;
 pub mod git;

@@ -201,6 +201,45 @@ Examples:
         #[arg(long)]
         no_open: bool,
     },
+    /// Does a skill help? Runs every task of a suite in two arms that differ only in the library
+    /// the agent sees (with and without a skill, or the whole library against none), each run in
+    /// a fresh copy of the task's folder, and compares the arms pair by pair. Results are kept as
+    /// they come: run the same command again to resume. docs/eval.md has the suite's format.
+    #[command(after_help = r#"Examples:
+  self-evolve eval suite.yaml --skill pdf-tables --agent 'claude -p {prompt}' --repeat 5
+  self-evolve eval suite.jsonl --library --agent 'codex exec {prompt}' --jobs 2 --json"#)]
+    Eval {
+        suite: PathBuf,
+        /// Arms: with and without this skill of the user's library.
+        #[arg(long, conflicts_with = "library")]
+        skill: Option<String>,
+        /// Arms: the whole library against none.
+        #[arg(long)]
+        library: bool,
+        /// The agent command; `{prompt}` becomes the task's prompt (one argument), `{task}` its
+        /// id. No shell. Default: the suite's `agent:`.
+        #[arg(long)]
+        agent: Option<String>,
+        /// Runs per task and arm.
+        #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
+        repeat: u32,
+        /// Runs at once.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=64))]
+        jobs: u64,
+        /// Seconds a run's agent (and then its check) may take; past it its process group is killed.
+        #[arg(long, default_value_t = 600)]
+        timeout: u64,
+        /// Start at most this many new runs.
+        #[arg(long)]
+        max_runs: Option<u64>,
+        /// Start no new run after this many minutes.
+        #[arg(long)]
+        max_minutes: Option<u64>,
+        /// An environment variable the agent gets (besides PATH, HOME, LANG, TERM and
+        /// SELF_EVOLVE_HOME); repeat for more. Nothing else of this environment is passed.
+        #[arg(long = "env", value_name = "NAME")]
+        pass_env: Vec<String>,
+    },
     /// Runs one live reviewer to completion (started detached by the reviewer provider).
     #[command(hide = true)]
     ReviewerRun {
@@ -291,6 +330,7 @@ pub fn applies(cli: &Cli) -> Result<()> {
         Command::Skills { .. } => "skills",
         Command::GateStats { .. } => "gate-stats",
         Command::Replay { .. } => "replay",
+        Command::Eval { .. } => "eval",
         Command::Mcp { .. } => "mcp",
         Command::Hook { .. } => "hook",
         Command::Event { .. } => "event",

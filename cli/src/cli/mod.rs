@@ -165,6 +165,45 @@ fn run(mut cli: Cli) -> Result<ExitCode> {
                 Ok(ExitCode::from(2))
             }
         }
+        #[cfg(not(unix))]
+        Command::Eval { .. } => bail!(self_evolve_host::caps::fs::REFUSAL),
+        #[cfg(unix)]
+        Command::Eval { suite, skill, library, agent, repeat, jobs, timeout, max_runs, max_minutes, pass_env } => {
+            let options = crate::eval::Options {
+                suite,
+                home: absolute(home.unwrap_or_else(home::default_home)),
+                agent,
+                skill,
+                library,
+                repeat,
+                jobs: usize::try_from(jobs).unwrap_or(1),
+                timeout: std::time::Duration::from_secs(timeout),
+                max_runs,
+                max_time: max_minutes.map(|m| std::time::Duration::from_secs(m.saturating_mul(60))),
+                pass_env,
+            };
+            let interrupted = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let children = crate::eval::run::Children::default();
+            {
+                // An interrupt kills every running agent's process group; runs on record stay.
+                let (interrupted, children) = (interrupted.clone(), children.clone());
+                let _ = ctrlc::set_handler(move || {
+                    interrupted.store(true, std::sync::atomic::Ordering::SeqCst);
+                    children.kill_all();
+                });
+            }
+            let report = crate::eval::evaluate(&options, &interrupted, &children)?;
+            if json {
+                crate::say!("{}", serde_json::to_string(&report)?);
+            } else {
+                crate::say!("{}", crate::eval::report::table(&report));
+            }
+            if interrupted.load(std::sync::atomic::Ordering::SeqCst) {
+                eprintln!("interrupted: every running agent was stopped; the runs on record are kept");
+                return Ok(ExitCode::from(130));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Ui { port, no_open } => {
             let home = absolute(home.unwrap_or_else(home::default_home));
             crate::console::run(crate::console::Options { home, project, port, open: !no_open, wasm })?;

@@ -32,6 +32,7 @@ const FLOORS: [(&str, &[(&str, u8)]); 3] = [
             ("events", 41),
             ("setup", 41),
             ("gate_stats", 41),
+            ("eval", 41),
             // The home.
             ("home", 30),
             ("component", 30),

@@ -1,0 +1,80 @@
+//! The two arms of an evaluation, which differ only in the library the agent sees, and the home
+//! each arm's runs get: a temporary home seeded from the user's (its config, host file and
+//! skills), never the user's own, so nothing a run does reaches the user's library or state.
+
+use anyhow::{Result, bail};
+use std::path::Path;
+
+/// The library an arm's agent sees.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Library {
+    /// The user's library as it is.
+    Whole,
+    /// The user's library without one skill.
+    Without(String),
+    /// No skill at all.
+    Empty,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Arm {
+    /// `a` or `b`.
+    pub name: &'static str,
+    pub label: String,
+    pub library: Library,
+}
+
+/// Arm A and arm B: with and without `skill`, or (`whole`) the library against none.
+pub fn arms(home: &Path, skill: Option<&str>, whole: bool) -> Result<[Arm; 2]> {
+    match (skill, whole) {
+        (Some(name), false) => {
+            let folder = crate::home::user_skills(home).join(name);
+            if name.contains('/') || name.starts_with('.') || !folder.join("SKILL.md").is_file() {
+                bail!(
+                    "no skill `{name}` in {}: name one `self-evolve skills list` shows",
+                    crate::home::user_skills(home).display()
+                );
+            }
+            Ok([
+                Arm { name: "a", label: format!("with {name}"), library: Library::Whole },
+                Arm { name: "b", label: format!("without {name}"), library: Library::Without(name.to_string()) },
+            ])
+        }
+        (None, true) => Ok([
+            Arm { name: "a", label: "the whole library".into(), library: Library::Whole },
+            Arm { name: "b", label: "no library".into(), library: Library::Empty },
+        ]),
+        _ => bail!("say what the arms differ in: --skill NAME (with and without it) or --library (all or none)"),
+    }
+}
+
+/// Makes `into` a home for `arm`: the user's config.json and host.json, the skills the arm sees,
+/// and an empty state folder.
+pub fn seed(home: &Path, arm: &Arm, into: &Path) -> Result<()> {
+    std::fs::create_dir_all(into)?;
+    for file in ["config.json", "host.json"] {
+        let from = home.join(file);
+        if std::fs::symlink_metadata(&from).is_ok_and(|m| m.is_file()) {
+            std::fs::copy(&from, into.join(file))?;
+        }
+    }
+    let skills = crate::home::user_skills(into);
+    std::fs::create_dir_all(&skills)?;
+    std::fs::create_dir_all(crate::home::state(into))?;
+    if arm.library == Library::Empty {
+        return Ok(());
+    }
+    let user = crate::home::user_skills(home);
+    let Ok(entries) = std::fs::read_dir(&user) else { return Ok(()) };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        if matches!(&arm.library, Library::Without(skip) if name.to_str() == Some(skip.as_str())) {
+            continue;
+        }
+        // Skills are folders; anything else (a link, a stray file, `.git`) stays behind.
+        if entry.file_type().is_ok_and(|k| k.is_dir()) && !name.to_string_lossy().starts_with('.') {
+            super::run::copy_tree(&entry.path(), &skills.join(&name))?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,173 @@
+//! `self-evolve eval SUITE`: does a skill help? Every task of a suite runs in two arms that differ
+//! only in the library the agent sees (`arms`), repeatedly, each run in a fresh copy of the
+//! task's folder (`run`); the report compares the arms pair by pair (`stats`). Results are kept
+//! line by line under the state root as they come, so an interrupted evaluation resumes where it
+//! stopped; a finished one leaves a summary per skill in `eval/evidence.jsonl`.
+
+pub mod arms;
+pub mod report;
+pub mod run;
+pub mod stats;
+pub mod suite;
+
+use anyhow::{Context, Result, bail};
+use std::collections::{BTreeMap, VecDeque};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+pub struct Options {
+    pub suite: PathBuf,
+    pub home: PathBuf,
+    /// The agent command template; else the suite's `agent:`.
+    pub agent: Option<String>,
+    pub skill: Option<String>,
+    pub library: bool,
+    pub repeat: u32,
+    pub jobs: usize,
+    pub timeout: Duration,
+    /// At most this many new runs (a budget); the rest waits for the next invocation.
+    pub max_runs: Option<u64>,
+    /// No new run starts past this.
+    pub max_time: Option<Duration>,
+    pub pass_env: Vec<String>,
+}
+
+/// One finished run, as kept in `runs.jsonl`.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct Record {
+    pub task: String,
+    pub arm: String,
+    pub rep: u32,
+    #[serde(flatten)]
+    pub outcome: run::Outcome,
+}
+
+/// Where an evaluation's results live: one folder per suite, agent and arms.
+fn results_dir(home: &Path, suite: &suite::Suite, template: &[String], arms: &[arms::Arm; 2]) -> PathBuf {
+    use sha2::Digest;
+    let key = format!("{}\n{}\n{}\n{}", suite.sha256, template.join("\u{1f}"), arms[0].label, arms[1].label);
+    let hash: String = sha2::Sha256::digest(key.as_bytes()).iter().take(8).map(|b| format!("{b:02x}")).collect();
+    crate::home::state(home).join("eval").join(hash)
+}
+
+/// Runs (or resumes) the evaluation; the report of every run on record.
+pub fn evaluate(options: &Options, interrupted: &Arc<AtomicBool>, children: &run::Children) -> Result<report::Report> {
+    let suite = suite::load(&options.suite)?;
+    let Some(template) = options.agent.clone().or_else(|| suite.agent.clone()) else {
+        bail!(
+            "no agent command: give --agent 'claude -p {{prompt}}' (any command; {{prompt}} is the task's prompt) or `agent:` in the suite"
+        );
+    };
+    let words = run::words(&template)?;
+    let arms = arms::arms(&options.home, options.skill.as_deref(), options.library)?;
+    let dir = results_dir(&options.home, &suite, &words, &arms);
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let runs_path = dir.join("runs.jsonl");
+    let mut done = read_runs(&runs_path)?;
+    std::fs::write(
+        dir.join("eval.json"),
+        serde_json::to_vec_pretty(&serde_json::json!({"suite": options.suite, "suiteSha256": suite.sha256,
+            "agent": template, "arms": [arms[0].label, arms[1].label]}))?,
+    )?;
+
+    let homes = tempfile::Builder::new().prefix("self-evolve-eval-homes-").tempdir()?;
+    let arm_homes: Vec<PathBuf> = arms.iter().map(|arm| homes.path().join(arm.name)).collect();
+    for (arm, home) in arms.iter().zip(&arm_homes) {
+        arms::seed(&options.home, arm, home)?;
+    }
+    // Repetition by repetition, and within one, the arms of a task back to back: drift over the
+    // evaluation (a rate limit, a model update) falls on both arms alike.
+    let mut queue = VecDeque::new();
+    for rep in 0..options.repeat {
+        for (t, task) in suite.tasks.iter().enumerate() {
+            for (a, arm) in arms.iter().enumerate() {
+                if !done.contains_key(&(task.id.clone(), arm.name.to_string(), rep)) {
+                    queue.push_back((t, a, rep));
+                }
+            }
+        }
+    }
+    if let Some(max) = options.max_runs {
+        queue.truncate(usize::try_from(max).unwrap_or(usize::MAX));
+    }
+    let queue = Mutex::new(queue);
+    let file = Mutex::new(std::fs::OpenOptions::new().create(true).append(true).open(&runs_path)?);
+    let results = Mutex::new(Vec::new());
+    let stop_at = options.max_time.map(|t| Instant::now() + t);
+    std::thread::scope(|scope| {
+        for _ in 0..options.jobs.max(1) {
+            scope.spawn(|| {
+                loop {
+                    if interrupted.load(Ordering::SeqCst) || stop_at.is_some_and(|t| Instant::now() >= t) {
+                        return;
+                    }
+                    let Some((t, a, rep)) = queue.lock().ok().and_then(|mut q| q.pop_front()) else { return };
+                    let setup = run::Setup {
+                        template: &words,
+                        home: &arm_homes[a],
+                        pass_env: &options.pass_env,
+                        timeout: options.timeout,
+                        children,
+                    };
+                    let outcome = match run::run(&suite.tasks[t], &setup) {
+                        Ok(outcome) => outcome,
+                        Err(err) => {
+                            run::Outcome { success: false, status: format!("error: {err:#}"), agent_exit: None, ms: 0 }
+                        }
+                    };
+                    // A run cut short by an interrupt is not a result.
+                    if interrupted.load(Ordering::SeqCst) {
+                        return;
+                    }
+                    let record =
+                        Record { task: suite.tasks[t].id.clone(), arm: arms[a].name.to_string(), rep, outcome };
+                    if let (Ok(mut file), Ok(line)) = (file.lock(), serde_json::to_string(&record)) {
+                        let _ = writeln!(file, "{line}");
+                    }
+                    if let Ok(mut results) = results.lock() {
+                        results.push(record);
+                    }
+                }
+            });
+        }
+    });
+    for record in results.into_inner().unwrap_or_default() {
+        done.insert((record.task.clone(), record.arm.clone(), record.rep), record.outcome);
+    }
+    let report = report::build(&suite, &template, &arms, options.repeat, &done);
+    if report.complete && options.skill.is_some() {
+        record_evidence(&options.home, options.skill.as_deref().unwrap_or_default(), &report)?;
+    }
+    Ok(report)
+}
+
+/// The runs on record, by (task, arm, repetition); a torn last line (an interrupt mid-write) is
+/// skipped.
+fn read_runs(path: &Path) -> Result<BTreeMap<(String, String, u32), run::Outcome>> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
+        Err(err) => return Err(err).with_context(|| format!("reading {}", path.display())),
+    };
+    Ok(text
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Record>(line).ok())
+        .map(|r| ((r.task, r.arm, r.rep), r.outcome))
+        .collect())
+}
+
+/// One line per finished evaluation of a skill: what it was measured on and what was found.
+fn record_evidence(home: &Path, skill: &str, report: &report::Report) -> Result<()> {
+    let path = crate::home::state(home).join("eval").join("evidence.jsonl");
+    let line = serde_json::json!({
+        "skill": skill, "suiteSha256": report.suite_sha256, "agent": report.agent,
+        "arms": report.arms, "pairs": report.overall.pairs, "difference": report.overall.difference,
+        "interval": report.overall.interval, "pValue": report.overall.p_value, "verdict": report.overall.verdict,
+        "at": std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0),
+    });
+    crate::home::files::append_log(&path, format!("{line}\n").as_bytes())
+        .with_context(|| format!("appending to {}", path.display()))
+}

@@ -1,0 +1,220 @@
+//! One run of one task in one arm: the task's folder copied to a fresh temporary folder (never
+//! the user's checkout), the agent started there from its command template with an environment
+//! that names only what the run needs, then the task's check. Each child runs in its own process
+//! group, killed whole at its timeout or when the evaluation is interrupted (`Children`).
+
+use anyhow::{Context, Result, bail};
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// What one run came to.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Outcome {
+    pub success: bool,
+    /// `passed`, `failed` (the check's exit status), `agent-timeout`, `check-timeout`,
+    /// `agent-failed-to-start`.
+    pub status: String,
+    pub agent_exit: Option<i32>,
+    pub ms: u64,
+}
+
+/// The process groups of the children running now, so an interrupt can kill every one.
+#[derive(Debug, Clone, Default)]
+pub struct Children(Arc<Mutex<BTreeSet<u32>>>);
+
+impl Children {
+    fn add(&self, pid: u32) {
+        if let Ok(mut set) = self.0.lock() {
+            set.insert(pid);
+        }
+    }
+
+    fn remove(&self, pid: u32) {
+        if let Ok(mut set) = self.0.lock() {
+            set.remove(&pid);
+        }
+    }
+
+    /// Kills every running child's whole process group.
+    pub fn kill_all(&self) {
+        let groups: Vec<u32> = self.0.lock().map(|set| set.iter().copied().collect()).unwrap_or_default();
+        for pid in groups {
+            kill_group(pid);
+        }
+    }
+}
+
+fn kill_group(pid: u32) {
+    if let Some(pid) = i32::try_from(pid).ok().and_then(rustix::process::Pid::from_raw) {
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+}
+
+/// Splits a command template into words as a shell would split it (single and double quotes,
+/// backslash escapes), without expanding anything; `{prompt}` and `{task}` are then replaced
+/// inside each word, so a prompt is always one argument whatever it holds.
+pub fn words(template: &str) -> Result<Vec<String>> {
+    let (mut out, mut word, mut in_word) = (Vec::new(), String::new(), false);
+    let mut chars = template.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => {
+                in_word = true;
+                loop {
+                    match chars.next() {
+                        Some('\'') => break,
+                        Some(c) => word.push(c),
+                        None => bail!("the agent template has an unclosed `'`"),
+                    }
+                }
+            }
+            '"' => {
+                in_word = true;
+                loop {
+                    match chars.next() {
+                        Some('"') => break,
+                        Some('\\') => word.extend(chars.next()),
+                        Some(c) => word.push(c),
+                        None => bail!("the agent template has an unclosed `\"`"),
+                    }
+                }
+            }
+            '\\' => {
+                in_word = true;
+                word.extend(chars.next());
+            }
+            c if c.is_whitespace() => {
+                if in_word {
+                    out.push(std::mem::take(&mut word));
+                    in_word = false;
+                }
+            }
+            c => {
+                in_word = true;
+                word.push(c);
+            }
+        }
+    }
+    if in_word {
+        out.push(word);
+    }
+    if out.is_empty() {
+        bail!("the agent template is empty");
+    }
+    if !out.iter().any(|w| w.contains("{prompt}")) {
+        bail!("the agent template never says `{{prompt}}`: the agent would not get the task");
+    }
+    Ok(out)
+}
+
+/// What a run needs besides its task.
+pub struct Setup<'a> {
+    pub template: &'a [String],
+    /// The arm's home, given to the agent as SELF_EVOLVE_HOME.
+    pub home: &'a Path,
+    /// Variables passed through from this process's environment (`--env`), besides PATH, HOME,
+    /// LANG and TERM.
+    pub pass_env: &'a [String],
+    pub timeout: Duration,
+    pub children: &'a Children,
+}
+
+/// Runs `task` once: copy, agent, check.
+pub fn run(task: &super::suite::Task, setup: &Setup) -> Result<Outcome> {
+    let started = Instant::now();
+    let work = tempfile::Builder::new().prefix("self-evolve-eval-").tempdir()?;
+    let copy = work.path().join("work");
+    copy_tree(&task.folder, &copy).with_context(|| format!("copying {}", task.folder.display()))?;
+    let argv: Vec<String> =
+        setup.template.iter().map(|w| w.replace("{prompt}", &task.prompt).replace("{task}", &task.id)).collect();
+    let mut agent = Command::new(&argv[0]);
+    agent.args(&argv[1..]);
+    let agent = match spawn_bounded(agent, &copy, setup) {
+        Ok(result) => result,
+        Err(_) => return Ok(outcome(false, "agent-failed-to-start", None, started)),
+    };
+    let Some(agent_exit) = agent else { return Ok(outcome(false, "agent-timeout", None, started)) };
+    let mut check = Command::new("sh");
+    check.arg("-c").arg(&task.check);
+    match spawn_bounded(check, &copy, setup)? {
+        None => Ok(outcome(false, "check-timeout", agent_exit, started)),
+        Some(Some(0)) => Ok(outcome(true, "passed", agent_exit, started)),
+        Some(_) => Ok(outcome(false, "failed", agent_exit, started)),
+    }
+}
+
+fn outcome(success: bool, status: &str, agent_exit: Option<i32>, started: Instant) -> Outcome {
+    Outcome { success, status: status.into(), agent_exit, ms: started.elapsed().as_millis() as u64 }
+}
+
+/// Runs `command` in `cwd`, in its own process group, with only the named environment; its exit
+/// code (`Some(None)`: killed by a signal), or `None` past the timeout (its group killed).
+fn spawn_bounded(mut command: Command, cwd: &Path, setup: &Setup) -> Result<Option<Option<i32>>> {
+    command.current_dir(cwd).env_clear().stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+    for name in ["PATH", "HOME", "LANG", "TERM"].iter().map(|s| s.to_string()).chain(setup.pass_env.iter().cloned()) {
+        if let Some(value) = std::env::var_os(&name) {
+            command.env(name, value);
+        }
+    }
+    command.env("SELF_EVOLVE_HOME", setup.home);
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    let mut child = command.spawn()?;
+    let pid = child.id();
+    setup.children.add(pid);
+    let deadline = Instant::now() + setup.timeout;
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break Some(status.code());
+        }
+        if Instant::now() >= deadline {
+            kill_group(pid);
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    // Whatever the child left behind in its group goes with it.
+    kill_group(pid);
+    setup.children.remove(pid);
+    Ok(status)
+}
+
+/// Copies regular files and folders; a link or a special file in a task's folder is refused (a
+/// run never reaches outside its copy through one).
+pub(super) fn copy_tree(from: &Path, to: &Path) -> Result<()> {
+    std::fs::create_dir(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let kind = entry.file_type()?;
+        let target = to.join(entry.file_name());
+        if kind.is_dir() {
+            copy_tree(&entry.path(), &target)?;
+        } else if kind.is_file() {
+            std::fs::copy(entry.path(), &target)?;
+        } else {
+            bail!(
+                "{} is a link or a special file; a task's folder holds only files and folders",
+                entry.path().display()
+            );
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_template_splits_as_a_shell_would_and_never_splits_the_prompt() {
+        let w = words(r#"claude -p {prompt} --name 'a b' "c \"d\"" e\ f"#).unwrap();
+        assert_eq!(w, ["claude", "-p", "{prompt}", "--name", "a b", "c \"d\"", "e f"]);
+        assert!(words("claude -p").unwrap_err().to_string().contains("{prompt}"));
+        assert!(words("x '{prompt}").unwrap_err().to_string().contains("unclosed"));
+        assert!(words("  ").is_err());
+    }
+}

@@ -1,0 +1,241 @@
+//! `self-evolve eval` end to end with a fake agent whose success depends on what a skill says
+//! (tests/fixtures/eval/fake-agent), so the expected effect is known: a helpful skill is found
+//! helpful, a harmful one harmful, a neutral one inconclusive, with the statistics the test
+//! computes by hand; a budget that stops an evaluation loses nothing and the next invocation
+//! finishes it; a hanging agent is killed with its children at its timeout, and on an interrupt;
+//! the user's library is never touched.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn fake_agent() -> String {
+    format!("{} {{prompt}}", root().join("cli/tests/fixtures/eval/fake-agent").display())
+}
+
+fn cli(home: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_self-evolve"));
+    cmd.arg("--wasm")
+        .arg(root().join("dist/self-evolve.wasm"))
+        .arg("--home")
+        .arg(home)
+        .env("SELF_EVOLVE_CACHE_DIR", env!("CARGO_TARGET_TMPDIR"))
+        .env_remove("SELF_EVOLVE_HOME");
+    cmd
+}
+
+/// A home whose library holds `skill` saying `says`, and a suite of `tasks` tasks (the first
+/// `easy` of them easy) checked by the `done` file the fake agent writes.
+fn setup(dir: &Path, skill: &str, says: &str, tasks: usize, easy: usize) -> (PathBuf, PathBuf) {
+    let home = dir.join("home");
+    let folder = home.join("skills").join(skill);
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(
+        folder.join("SKILL.md"),
+        format!(
+            "---\nname: {skill}\ndescription: A skill for the test. Use when testing.\n---\n\n# {skill}\n\n{says}\n"
+        ),
+    )
+    .unwrap();
+    let mut lines = String::new();
+    for i in 0..tasks {
+        let repo = dir.join(format!("repo{i}"));
+        std::fs::create_dir_all(&repo).unwrap();
+        if i < easy {
+            std::fs::write(repo.join("easy"), "").unwrap();
+        }
+        lines += &format!(
+            "{}\n",
+            serde_json::json!({"id": format!("t{i}"), "prompt": format!("solve {i}"), "folder": format!("repo{i}"), "check": "test -f done"})
+        );
+    }
+    let suite = dir.join("suite.jsonl");
+    std::fs::write(&suite, lines).unwrap();
+    (home, suite)
+}
+
+fn eval(home: &Path, suite: &Path, args: &[&str]) -> Value {
+    let out = cli(home).arg("eval").arg(suite).args(["--agent", &fake_agent(), "--json"]).args(args).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+fn close(a: &Value, b: f64) -> bool {
+    a.as_f64().is_some_and(|a| (a - b).abs() < 1e-4)
+}
+
+/// Every file under `dir` with its bytes.
+fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        if entry.file_type().unwrap().is_dir() {
+            out.extend(snapshot(&entry.path()));
+        } else {
+            out.push((entry.path(), std::fs::read(entry.path()).unwrap()));
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn a_helpful_skill_is_found_helpful_with_the_statistics_computed_by_hand() {
+    let dir = tempfile::tempdir().unwrap();
+    let (home, suite) = setup(dir.path(), "helper", "HELPS", 3, 0);
+    let library = snapshot(&home.join("skills"));
+    let report = eval(&home, &suite, &["--skill", "helper", "--repeat", "2", "--jobs", "2"]);
+    // 6 pairs, A alone succeeds in each: p = 2 × (½)^6, the difference 1, its interval [1, 1].
+    let overall = &report["overall"];
+    assert_eq!(overall["verdict"], "a-better", "{report}");
+    assert_eq!(
+        (overall["onlyA"].as_u64(), overall["onlyB"].as_u64(), overall["pairs"].as_u64()),
+        (Some(6), Some(0), Some(6))
+    );
+    assert!(close(&overall["pValue"], 0.03125) && close(&overall["difference"], 1.0), "{overall}");
+    assert_eq!(report["a"]["successes"], 6);
+    assert_eq!(report["b"]["successes"], 0);
+    // Wilson's interval of 6 of 6: [0.6097, 1].
+    assert!(close(&report["a"]["interval"][0], 0.6097), "{}", report["a"]);
+    assert_eq!(report["complete"], true);
+    assert_eq!(snapshot(&home.join("skills")), library, "the user's library is untouched");
+    let evidence = std::fs::read_to_string(home.join("self-evolve/eval/evidence.jsonl")).unwrap();
+    let line: Value = serde_json::from_str(evidence.trim()).unwrap();
+    assert_eq!((line["skill"].as_str(), line["verdict"].as_str()), (Some("helper"), Some("a-better")));
+    assert_eq!(line["suiteSha256"].as_str().map(str::len), Some(64));
+}
+
+#[test]
+fn a_harmful_skill_is_found_harmful_and_a_neutral_one_inconclusive() {
+    let dir = tempfile::tempdir().unwrap();
+    let (home, suite) = setup(dir.path(), "bad", "HARMS", 6, 6);
+    let report = eval(&home, &suite, &["--skill", "bad", "--repeat", "1"]);
+    assert_eq!(report["overall"]["verdict"], "b-better", "{report}");
+    assert!(close(&report["overall"]["difference"], -1.0));
+
+    let dir = tempfile::tempdir().unwrap();
+    let (home, suite) = setup(dir.path(), "plain", "Nothing that changes the outcome.", 4, 2);
+    let report = eval(&home, &suite, &["--skill", "plain", "--repeat", "2"]);
+    let overall = &report["overall"];
+    assert_eq!(overall["verdict"], "inconclusive", "{report}");
+    assert!(close(&overall["pValue"], 1.0) && close(&overall["difference"], 0.0));
+    assert_eq!(overall["pairsToDecide"], Value::Null, "no discordant pair: no number of pairs decides");
+    assert_eq!((report["a"]["successes"].as_u64(), report["b"]["successes"].as_u64()), (Some(4), Some(4)));
+}
+
+#[test]
+fn a_budget_stops_an_evaluation_and_the_next_run_finishes_it_without_repeating_a_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let (home, suite) = setup(dir.path(), "helper", "HELPS", 3, 1);
+    let first = eval(&home, &suite, &["--skill", "helper", "--repeat", "2", "--max-runs", "5"]);
+    assert_eq!(first["complete"], false);
+    let second = eval(&home, &suite, &["--skill", "helper", "--repeat", "2"]);
+    assert_eq!(second["complete"], true, "{second}");
+    let runs: Vec<PathBuf> = std::fs::read_dir(home.join("self-evolve/eval"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path().join("runs.jsonl"))
+        .filter(|p| p.is_file())
+        .collect();
+    let lines = std::fs::read_to_string(&runs[0]).unwrap();
+    assert_eq!(lines.lines().count(), 12, "3 tasks × 2 arms × 2 repetitions, each run once:\n{lines}");
+    assert_eq!(second["overall"]["onlyA"], 4, "t1 and t2 in both repetitions");
+}
+
+/// The pids that still run: a zombie (killed, not yet reaped by whoever adopted it) does not.
+fn alive(pids: &str) -> Vec<String> {
+    pids.split_whitespace()
+        .filter(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            // The state follows the command's closing parenthesis.
+            let state = stat.rsplit_once(") ").and_then(|(_, rest)| rest.chars().next());
+            state.is_some_and(|s| s != 'Z' && s != 'X')
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn a_hanging_agent_is_killed_with_its_children_at_its_timeout_and_on_an_interrupt() {
+    let dir = tempfile::tempdir().unwrap();
+    let (home, _) = setup(dir.path(), "helper", "HELPS", 1, 0);
+    std::fs::create_dir_all(dir.path().join("repo")).unwrap();
+    let suite = dir.path().join("hang.jsonl");
+    std::fs::write(&suite, r#"{"id":"hang","prompt":"hang","folder":"repo","check":"true"}"#).unwrap();
+    let pids = dir.path().join("pids");
+    let out = cli(&home)
+        .arg("eval")
+        .arg(&suite)
+        .args([
+            "--agent",
+            &fake_agent(),
+            "--skill",
+            "helper",
+            "--repeat",
+            "1",
+            "--timeout",
+            "1",
+            "--env",
+            "EVAL_PIDS",
+            "--json",
+        ])
+        .env("EVAL_PIDS", &pids)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["notChecked"], 2, "{report}");
+    assert_eq!(report["tasks"][0]["a"]["successes"], 0);
+    let written = std::fs::read_to_string(&pids).unwrap();
+    assert_eq!(written.lines().count(), 2, "both arms' agents ran");
+    assert!(alive(&written).is_empty(), "an agent or its child outlived its timeout: {written}");
+
+    // An interrupt mid-run: the agents and their children go, the process says so.
+    std::fs::remove_file(&pids).unwrap();
+    let child = cli(&home)
+        .arg("eval")
+        .arg(&suite)
+        .args(["--agent", &fake_agent(), "--library", "--repeat", "1", "--jobs", "2", "--env", "EVAL_PIDS"])
+        .env("EVAL_PIDS", &pids)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while std::fs::read_to_string(&pids).map_or(0, |t| t.lines().count()) < 2 {
+        assert!(started.elapsed().as_secs() < 30, "the agents never started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+    let interrupted = std::time::Instant::now();
+    let out = child.wait_with_output().unwrap();
+    // The agents hang for 300 s: an exit within seconds is the interrupt's kill, not their end.
+    assert!(interrupted.elapsed().as_secs() < 20, "the evaluation waited for its agents after the interrupt");
+    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("interrupted"));
+    let written = std::fs::read_to_string(&pids).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    assert!(alive(&written).is_empty(), "an agent outlived the interrupt: {written}");
+}
+
+#[test]
+fn an_evaluation_without_arms_or_agent_says_what_to_give() {
+    let dir = tempfile::tempdir().unwrap();
+    let (home, suite) = setup(dir.path(), "helper", "HELPS", 1, 0);
+    for (args, says) in [
+        (vec!["--agent", "x {prompt}"], "--skill NAME"),
+        (vec!["--skill", "helper"], "no agent command"),
+        (vec!["--skill", "missing", "--agent", "x {prompt}"], "no skill `missing`"),
+        (vec!["--skill", "helper", "--agent", "x"], "{prompt}"),
+    ] {
+        let out = cli(&home).arg("eval").arg(&suite).args(&args).output().unwrap();
+        assert!(!out.status.success());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    }
+    assert!(!home.join("self-evolve/eval").exists(), "a refused evaluation records nothing");
+}
