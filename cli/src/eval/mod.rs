@@ -61,7 +61,11 @@ pub fn evaluate(options: &Options, interrupted: &Arc<AtomicBool>, children: &run
             "no agent command: give --agent 'claude -p {{prompt}}' (any command; {{prompt}} is the task's prompt) or `agent:` in the suite"
         );
     };
-    let words = run::words(&template)?;
+    let mut words = run::words(&template)?;
+    // `./my-agent {prompt}` names a program where the evaluation was started, not in a run's copy.
+    if words[0].contains('/') && Path::new(&words[0]).is_relative() {
+        words[0] = std::path::absolute(&words[0])?.to_string_lossy().into_owned();
+    }
     let arms = arms::arms(&options.home, options.skill.as_deref(), options.library)?;
     let dir = results_dir(&options.home, &suite, &words, &arms);
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
