@@ -106,6 +106,11 @@ fn a_helpful_skill_is_found_helpful_with_the_statistics_computed_by_hand() {
     let line: Value = serde_json::from_str(evidence.trim()).unwrap();
     assert_eq!((line["skill"].as_str(), line["verdict"].as_str()), (Some("helper"), Some("a-better")));
     assert_eq!(line["suiteSha256"].as_str().map(str::len), Some(64));
+    assert_eq!(line["version"].as_str().map(str::len), Some(64), "the evaluated text's sha256: {line}");
+    // `/skills show` says what the evaluation found, of this version.
+    let shown = cli(&home).args(["skills", "show", "helper"]).output().unwrap();
+    let shown = String::from_utf8_lossy(&shown.stdout);
+    assert!(shown.contains("evaluated: helps: +100%") && shown.contains("of this version"), "{shown}");
 }
 
 #[test]

@@ -275,9 +275,15 @@ pub(super) fn show(host: &impl Host, ctx: &CallContext, name: &str, json_mode: b
         value["evidence"] = json!(evidence);
     }
     let after = evidence_text(&value["evidence"]);
+    let evaluation = crate::library::curation::evaluations::latest(host).remove(name);
+    let evaluated = evaluation.as_ref().map(|v| v.summary(Some(&crate::digest::sha256_hex(&bytes))));
+    if let Some(v) = &evaluation {
+        value["evaluation"] = json!(v);
+    }
     answer(json_mode, value, || {
         let after = if after.is_empty() { String::new() } else { format!("after its loads: {after}\n") };
-        format!("{} ({} scope)\n{after}\n{text}", location.path(), location.scope.as_str())
+        let evaluated = evaluated.map(|e| format!("evaluated: {e}\n")).unwrap_or_default();
+        format!("{} ({} scope)\n{after}{evaluated}\n{text}", location.path(), location.scope.as_str())
     })
 }
 

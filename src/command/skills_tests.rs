@@ -90,3 +90,42 @@ fn show_gives_status_and_pinned_as_list_does_and_a_description_cannot_fake_them(
     let text = plugin.run_command(&ctx(), "show kept").unwrap();
     assert!(text.starts_with("kept/SKILL.md (user scope)\n"), "{text}");
 }
+
+/// An evaluation line as `self-evolve eval --skill NAME` appends it.
+fn evaluated(plugin: &Plugin<FakeHost>, skill: &str, verdict: &str, version: &str) {
+    let line = serde_json::json!({"skill": skill, "verdict": verdict, "difference": -0.5, "interval": [-0.8, -0.2],
+        "pValue": 0.0156, "pairs": 14, "suiteSha256": "cd".repeat(32), "agent": "claude -p {prompt}",
+        "version": version, "at": 1});
+    let host = plugin.host();
+    let before = host.read(&Root::State, "eval/evidence.jsonl").unwrap_or_default();
+    let text = [before, format!("{line}\n").into_bytes()].concat();
+    host.write(&Root::State, "eval/evidence.jsonl", &text, WriteMode::Truncate).unwrap();
+}
+
+#[test]
+fn show_says_what_an_evaluation_found_and_the_curator_flags_a_negative_one_without_archiving() {
+    let mut plugin = plugin();
+    let text = plugin.host().read(&Root::UserSkills, "plain/SKILL.md").unwrap();
+    evaluated(&plugin, "plain", "b-better", &crate::digest::sha256_hex(&text));
+    evaluated(&plugin, "kept", "inconclusive", "an-older-text");
+    let shown = json(&mut plugin, "show plain");
+    assert_eq!(shown["evaluation"]["verdict"], "b-better", "{shown}");
+    let text = plugin.run_command(&ctx(), "show plain").unwrap();
+    assert!(
+        text.contains(
+            "evaluated: the agent did better without it: -50% [-80%, -20%], p 0.016, 14 pairs (of this version;"
+        ),
+        "{text}"
+    );
+    let text = plugin.run_command(&ctx(), "show kept").unwrap();
+    assert!(text.contains("evaluated: inconclusive") && text.contains("of an earlier version"), "{text}");
+
+    let report = json(&mut plugin, "curator run --dry-run");
+    let flagged: Vec<&str> = report["flagged"].as_array().unwrap().iter().filter_map(|f| f["name"].as_str()).collect();
+    assert_eq!(flagged, ["plain"], "{report}");
+    assert!(
+        report["flagged"][0]["reason"].as_str().unwrap().contains("a paired evaluation found the agent did better")
+    );
+    let changes = report["changes"].as_array().unwrap();
+    assert!(!changes.iter().any(|c| c["name"] == "plain"), "an evaluation alone never archives: {report}");
+}

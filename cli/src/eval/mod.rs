@@ -163,11 +163,18 @@ fn read_runs(path: &Path) -> Result<BTreeMap<(String, String, u32), run::Outcome
         .collect())
 }
 
-/// One line per finished evaluation of a skill: what it was measured on and what was found.
+/// One line per finished evaluation of a skill: what it was measured on (the suite, the agent
+/// command with any credential in it redacted, the skill's text by its sha256) and what was
+/// found; `/skills show` shows the newest, and the curator flags a negative one.
 fn record_evidence(home: &Path, skill: &str, report: &report::Report) -> Result<()> {
+    use sha2::Digest;
     let path = crate::home::state(home).join("eval").join("evidence.jsonl");
+    let version = std::fs::read(crate::home::user_skills(home).join(skill).join("SKILL.md"))
+        .ok()
+        .map(|bytes| sha2::Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect::<String>());
+    let agent = self_evolve_scan::redact_secrets(&report.agent).unwrap_or_else(|| report.agent.clone());
     let line = serde_json::json!({
-        "skill": skill, "suiteSha256": report.suite_sha256, "agent": report.agent,
+        "skill": skill, "suiteSha256": report.suite_sha256, "agent": agent, "version": version,
         "arms": report.arms, "pairs": report.overall.pairs, "difference": report.overall.difference,
         "interval": report.overall.interval, "pValue": report.overall.p_value, "verdict": report.overall.verdict,
         "at": std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0),

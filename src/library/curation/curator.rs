@@ -217,7 +217,7 @@ pub fn pass(
         checked: 0,
         changes: Vec::new(),
         errors: Vec::new(),
-        flagged: flagged(&listed, ledger),
+        flagged: flagged(&listed, ledger, &super::evaluations::latest(host)),
     };
     let mut lost = None;
     for skill in listed.iter().filter(|s| s.location.scope == Scope::User && s.summary.owned && !s.summary.pinned) {
@@ -338,9 +338,14 @@ pub fn pass(
 }
 
 /// Skills loaded at least `FLAG_MIN_LOADS` times whose loads were followed by a correction at
-/// least `FLAG_CORRECTED_SHARE` of the time, each named once (a name in both scopes shares its
-/// counts: the ledger counts by name).
-fn flagged(listed: &[crate::library::storage::list_cache::Listed], ledger: &Ledger) -> Vec<Flag> {
+/// least `FLAG_CORRECTED_SHARE` of the time, and skills whose newest paired evaluation found the
+/// agent did better without them, each named once (a name in both scopes shares its counts: the
+/// ledger counts by name). Flagged for the operator; an evaluation alone never archives.
+fn flagged(
+    listed: &[crate::library::storage::list_cache::Listed],
+    ledger: &Ledger,
+    evaluations: &std::collections::BTreeMap<String, super::evaluations::Evaluation>,
+) -> Vec<Flag> {
     use crate::library::curation::evidence::{FLAG_CORRECTED_SHARE, FLAG_MIN_LOADS};
     let mut names: Vec<&str> = listed.iter().map(|s| s.location.name.as_str()).collect();
     names.sort_unstable();
@@ -348,15 +353,24 @@ fn flagged(listed: &[crate::library::storage::list_cache::Listed], ledger: &Ledg
     names
         .into_iter()
         .filter_map(|name| {
-            let e = ledger.skills.get(name)?.evidence;
-            (e.loads >= FLAG_MIN_LOADS && e.corrected as f64 >= FLAG_CORRECTED_SHARE * e.loads as f64).then(|| Flag {
+            let e = ledger.skills.get(name).map(|u| u.evidence).unwrap_or_default();
+            let corrected = e.loads >= FLAG_MIN_LOADS && e.corrected as f64 >= FLAG_CORRECTED_SHARE * e.loads as f64;
+            let evaluated = evaluations.get(name).filter(|v| v.negative());
+            let mut reasons = Vec::new();
+            if corrected {
+                reasons.push(format!(
+                    "{} of its {} loads were followed by the user correcting the turn",
+                    e.corrected, e.loads
+                ));
+            }
+            if let Some(v) = evaluated {
+                reasons.push(format!("a paired evaluation found {}", v.summary(None)));
+            }
+            (!reasons.is_empty()).then(|| Flag {
                 name: name.to_string(),
                 loads: e.loads,
                 corrected: e.corrected,
-                reason: format!(
-                    "{} of its {} loads were followed by the user correcting the turn; read it and fix or archive it",
-                    e.corrected, e.loads
-                ),
+                reason: format!("{}; read it and fix or archive it", reasons.join("; ")),
             })
         })
         .collect()
