@@ -244,3 +244,31 @@ fn an_evaluation_without_arms_or_agent_says_what_to_give() {
     }
     assert!(!home.join("self-evolve/eval").exists(), "a refused evaluation records nothing");
 }
+
+#[test]
+fn a_skill_now_is_evaluated_against_its_text_before_a_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let (home, suite) = setup(dir.path(), "other", "Nothing.", 3, 0);
+    let tool = |args: Value| {
+        let out = cli(&home).args(["tool", "skill_manage", "--session", "s1"]).arg(args.to_string()).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert!(answer.get("code").is_none(), "{answer}");
+    };
+    // Version 1 creates it; version 2 adds what makes the fake agent succeed.
+    tool(
+        serde_json::json!({"action": "create", "name": "helper", "description": "Helps with tasks. Use when solving.",
+        "body": "# Helper\n\nSolve the task.\n", "reason": "the test's skill"}),
+    );
+    tool(serde_json::json!({"action": "view", "name": "helper"}));
+    tool(serde_json::json!({"action": "patch", "name": "helper", "old_string": "Solve the task.",
+        "new_string": "Solve the task. HELPS", "reason": "what helps"}));
+    let report = eval(&home, &suite, &["--against", "helper@2", "--repeat", "2"]);
+    assert_eq!(report["arms"], serde_json::json!(["helper now", "helper before version 2"]), "{report}");
+    assert_eq!(report["overall"]["verdict"], "a-better", "{report}");
+    assert_eq!((report["a"]["successes"].as_u64(), report["b"]["successes"].as_u64()), (Some(6), Some(0)));
+    let out =
+        cli(&home).arg("eval").arg(&suite).args(["--agent", &fake_agent(), "--against", "helper@1"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("no text before it"), "{stderr}");
+}

@@ -83,6 +83,27 @@ pub(super) fn diff(host: &impl Host, ctx: &CallContext, arg: &str, json_mode: bo
     answer(json_mode, json!({"name": name, "version": v, "path": version.path, "diff": diff}), || diff.clone())
 }
 
+/// `/skills show NAME@V`: the skill's SKILL.md as it was before version V landed (what `revert
+/// NAME V` would bring back), for a paired evaluation of that text against today's. Refused when
+/// V changed another file, created the skill, or kept its bytes redacted.
+pub(super) fn show_before(host: &impl Host, ctx: &CallContext, arg: &str, json_mode: bool) -> Result<String, String> {
+    let (name, v) = name_at(arg)?;
+    let (_, versions) = located(host, ctx, name)?;
+    let version = pick(&versions, name, Some(v))?;
+    if !version.path.ends_with("SKILL.md") {
+        return Err(format!("version {v} of `{name}` changed {}, not its SKILL.md", version.path));
+    }
+    if version.redacted {
+        return Err(format!("the text before version {v} of `{name}` held a credential and is kept redacted"));
+    }
+    let Some(bytes) = history::before(host, &ctx.cwd, &version).map_err(|e| e.message)? else {
+        return Err(format!("version {v} created `{name}`: there is no text before it"));
+    };
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    let value = json!({"name": name, "version": v, "path": version.path, "content": text});
+    answer(json_mode, value, || text.clone())
+}
+
 /// The file before version A against the file before version B: what versions A up to B changed
 /// (either may be the older). Both must be versions of one skill's one file; the kept bytes are
 /// checked as `diff NAME@V` checks them, and what looks like a credential is never shown.

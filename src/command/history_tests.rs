@@ -99,3 +99,19 @@ fn a_credential_in_a_kept_version_is_never_shown() {
     let text = answer["diff"].as_str().unwrap();
     assert!(!text.contains(&key) && text.contains("[redacted"), "{text}");
 }
+
+#[test]
+fn show_at_a_version_gives_the_skill_md_before_it_and_refuses_another_file() {
+    let mut plugin = plugin();
+    let before = plugin.host().snapshot();
+    let at2 = diff(&mut plugin, "show deploy@2").unwrap();
+    assert_eq!((at2["version"].as_u64(), at2["path"].as_str()), (Some(2), Some("deploy/SKILL.md")), "{at2}");
+    assert!(at2["content"].as_str().unwrap().ends_with("---\nstep two\n"), "{at2}");
+    let at1 = plugin.run_command(&ctx(), "show deploy@1").unwrap();
+    assert!(at1.ends_with("---\nstep one\n"), "the text answer is the file: {at1}");
+    let refused = diff(&mut plugin, "show deploy@3").unwrap_err();
+    assert!(refused.contains("changed deploy/references/notes.md, not its SKILL.md"), "{refused}");
+    assert!(diff(&mut plugin, "show deploy@9").unwrap_err().contains("no kept version 9"));
+    assert!(diff(&mut plugin, "show deploy@x").unwrap_err().contains("not a version number"));
+    assert_eq!(plugin.host().snapshot(), before, "a read writes nothing");
+}

@@ -102,7 +102,10 @@ fn dispatch(host: &impl Host, active: &mut Active, ctx: &CallContext, args: &str
             locked(host, name, |lock| skills::restore(host, active, name, lock, a.json))
         }
         Some("curator") => skills::curator(host, active, rest, a.json),
-        Some("show") => skills::show(host, ctx, one_arg(rest, "show NAME")?, a.json),
+        Some("show") => match one_arg(rest, "show NAME")? {
+            at if at.contains('@') => history::show_before(host, ctx, at, a.json),
+            name => skills::show(host, ctx, name, a.json),
+        },
         Some(other) => Err(usage_error(&format!("unknown subcommand `{other}`"))),
     }
 }

@@ -7,7 +7,7 @@ use serde_json::Value;
 pub const USAGE: &str = "usage: /skills <subcommand> [--json]
 
   list [--scope user|project] [--status STATUS]   skills in both scopes
-  show NAME                                       one skill's file and state
+  show NAME | show NAME@VERSION                   one skill's file and state; its SKILL.md before a version
   pending                                         staged writes waiting for approval
   diff ID | diff NAME@VERSION                     a staged write's unified diff; a kept version against the file now
   diff NAME@A NAME@B                              the file before version A against the file before version B

@@ -207,15 +207,19 @@ Examples:
     /// they come: run the same command again to resume. docs/eval.md has the suite's format.
     #[command(after_help = r#"Examples:
   self-evolve eval suite.yaml --skill pdf-tables --agent 'claude -p {prompt}' --repeat 5
-  self-evolve eval suite.jsonl --library --agent 'codex exec {prompt}' --jobs 2 --json"#)]
+  self-evolve eval suite.jsonl --library --agent 'codex exec {prompt}' --jobs 2 --json
+  self-evolve eval suite.yaml --against pdf-tables@3 --agent 'claude -p {prompt}'"#)]
     Eval {
         suite: PathBuf,
         /// Arms: with and without this skill of the user's library.
         #[arg(long, conflicts_with = "library")]
         skill: Option<String>,
         /// Arms: the whole library against none.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "against")]
         library: bool,
+        /// Arms: a skill now against its text before version V (NAME@V; `skills log NAME`).
+        #[arg(long, conflicts_with = "skill")]
+        against: Option<String>,
         /// The agent command; `{prompt}` becomes the task's prompt (one argument), `{task}` its
         /// id. No shell. Default: the suite's `agent:`.
         #[arg(long)]

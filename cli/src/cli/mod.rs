@@ -168,13 +168,27 @@ fn run(mut cli: Cli) -> Result<ExitCode> {
         #[cfg(not(unix))]
         Command::Eval { .. } => bail!(self_evolve_host::caps::fs::REFUSAL),
         #[cfg(unix)]
-        Command::Eval { suite, skill, library, agent, repeat, jobs, timeout, max_runs, max_minutes, pass_env } => {
+        Command::Eval {
+            suite,
+            skill,
+            library,
+            against,
+            agent,
+            repeat,
+            jobs,
+            timeout,
+            max_runs,
+            max_minutes,
+            pass_env,
+        } => {
             let options = crate::eval::Options {
                 suite,
                 home: absolute(home.unwrap_or_else(home::default_home)),
                 agent,
                 skill,
                 library,
+                against,
+                wasm,
                 repeat,
                 jobs: usize::try_from(jobs).unwrap_or(1),
                 timeout: std::time::Duration::from_secs(timeout),

@@ -14,6 +14,8 @@ pub enum Library {
     Without(String),
     /// No skill at all.
     Empty,
+    /// The user's library with one skill's SKILL.md as it was before a version landed.
+    Replaced { skill: String, text: String },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,8 +46,37 @@ pub fn arms(home: &Path, skill: Option<&str>, whole: bool) -> Result<[Arm; 2]> {
             Arm { name: "a", label: "the whole library".into(), library: Library::Whole },
             Arm { name: "b", label: "no library".into(), library: Library::Empty },
         ]),
-        _ => bail!("say what the arms differ in: --skill NAME (with and without it) or --library (all or none)"),
+        _ => bail!(
+            "say what the arms differ in: --skill NAME (with and without it), --library (all or none) or \
+             --against NAME@V (now and before version V)"
+        ),
     }
+}
+
+/// Arm A and arm B: the skill `NAME@V` names as it is now, and as it was before its version V
+/// landed (read through the operator's `/skills show NAME@V`, so the history's own checks hold).
+pub fn against(home: &Path, at: &str, wasm: &crate::component::Source) -> Result<[Arm; 2]> {
+    let Some((name, v)) = at.split_once('@') else {
+        bail!("--against takes NAME@VERSION (`self-evolve skills log NAME` lists them)")
+    };
+    if !crate::home::user_skills(home).join(name).join("SKILL.md").is_file() {
+        bail!("no skill `{name}` in {}", crate::home::user_skills(home).display());
+    }
+    let mut operator = crate::operator::Operator::open(home, None, wasm)?;
+    let answer = operator.run(&["show".to_string(), at.to_string(), "--json".to_string()])?;
+    if !answer.ok {
+        bail!("{}", answer.text.trim_end());
+    }
+    let value: serde_json::Value = serde_json::from_str(&answer.text)?;
+    let Some(text) = value["content"].as_str() else { bail!("`/skills show {at}` gave no text") };
+    Ok([
+        Arm { name: "a", label: format!("{name} now"), library: Library::Whole },
+        Arm {
+            name: "b",
+            label: format!("{name} before version {v}"),
+            library: Library::Replaced { skill: name.to_string(), text: text.to_string() },
+        },
+    ])
 }
 
 /// Makes `into` a home for `arm`: the user's config.json and host.json, the skills the arm sees,
@@ -75,6 +106,9 @@ pub fn seed(home: &Path, arm: &Arm, into: &Path) -> Result<()> {
         if entry.file_type().is_ok_and(|k| k.is_dir()) && !name.to_string_lossy().starts_with('.') {
             super::run::copy_tree(&entry.path(), &skills.join(&name))?;
         }
+    }
+    if let Library::Replaced { skill, text } = &arm.library {
+        std::fs::write(skills.join(skill).join("SKILL.md"), text)?;
     }
     Ok(())
 }

@@ -25,6 +25,9 @@ pub struct Options {
     pub agent: Option<String>,
     pub skill: Option<String>,
     pub library: bool,
+    /// Arms: `NAME@V` now against before version V.
+    pub against: Option<String>,
+    pub wasm: crate::component::Source,
     pub repeat: u32,
     pub jobs: usize,
     pub timeout: Duration,
@@ -66,7 +69,10 @@ pub fn evaluate(options: &Options, interrupted: &Arc<AtomicBool>, children: &run
     if words[0].contains('/') && Path::new(&words[0]).is_relative() {
         words[0] = std::path::absolute(&words[0])?.to_string_lossy().into_owned();
     }
-    let arms = arms::arms(&options.home, options.skill.as_deref(), options.library)?;
+    let arms = match &options.against {
+        Some(at) => arms::against(&options.home, at, &options.wasm)?,
+        None => arms::arms(&options.home, options.skill.as_deref(), options.library)?,
+    };
     let dir = results_dir(&options.home, &suite, &words, &arms);
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let runs_path = dir.join("runs.jsonl");

@@ -32,7 +32,8 @@ const FLOORS: [(&str, &[(&str, u8)]); 3] = [
             ("events", 41),
             ("setup", 41),
             ("gate_stats", 41),
-            ("eval", 41),
+            // Paired evaluations read a skill's history through the operator's line.
+            ("eval", 45),
             // The home.
             ("home", 30),
             ("component", 30),
