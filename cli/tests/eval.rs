@@ -243,6 +243,14 @@ fn an_evaluation_without_arms_or_agent_says_what_to_give() {
         assert!(stderr.contains(says), "{args:?}: {stderr}");
     }
     assert!(!home.join("self-evolve/eval").exists(), "a refused evaluation records nothing");
+
+    // The home's host.json may name the agent.
+    std::fs::write(home.join("host.json"), serde_json::json!({"eval": {"agent": fake_agent()}}).to_string()).unwrap();
+    let out =
+        cli(&home).arg("eval").arg(&suite).args(["--skill", "helper", "--repeat", "1", "--json"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["agent"].as_str(), Some(fake_agent().as_str()));
 }
 
 #[test]

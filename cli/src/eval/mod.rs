@@ -59,9 +59,11 @@ fn results_dir(home: &Path, suite: &suite::Suite, template: &[String], arms: &[a
 /// Runs (or resumes) the evaluation; the report of every run on record.
 pub fn evaluate(options: &Options, interrupted: &Arc<AtomicBool>, children: &run::Children) -> Result<report::Report> {
     let suite = suite::load(&options.suite)?;
-    let Some(template) = options.agent.clone().or_else(|| suite.agent.clone()) else {
+    let from_host = || crate::home::host_file::HostFile::load(&options.home).ok().and_then(|f| f.eval_agent);
+    let Some(template) = options.agent.clone().or_else(|| suite.agent.clone()).or_else(from_host) else {
         bail!(
-            "no agent command: give --agent 'claude -p {{prompt}}' (any command; {{prompt}} is the task's prompt) or `agent:` in the suite"
+            "no agent command: give --agent 'claude -p {{prompt}}' (any command; {{prompt}} is the task's prompt), \
+             `agent:` in the suite, or `eval.agent` in host.json"
         );
     };
     let mut words = run::words(&template)?;

@@ -128,24 +128,19 @@ pub fn table(report: &Report) -> String {
         "{:<24} {:>22} {:>22} {:>16}  verdict\n",
         "task", "A success [95%]", "B success [95%]", "A − B paired"
     );
+    let row = |label: &str, a: &Rate, b: &Rate, paired: &Paired| {
+        format!(
+            "{label:<24} {:>22} {:>22} {:>+15.0}%  {}\n",
+            percent(a),
+            percent(b),
+            100.0 * paired.difference,
+            verdict(paired, &report.arms)
+        )
+    };
     for task in &report.tasks {
-        out += &format!(
-            "{:<24} {:>22} {:>22} {:>+15.0}%  {}\n",
-            task.id,
-            percent(&task.a),
-            percent(&task.b),
-            100.0 * task.paired.difference,
-            verdict(&task.paired, &report.arms)
-        );
+        out += &row(&task.id, &task.a, &task.b, &task.paired);
     }
-    out += &format!(
-        "{:<24} {:>22} {:>22} {:>+15.0}%  {}\n",
-        "overall",
-        percent(&report.a),
-        percent(&report.b),
-        100.0 * report.overall.difference,
-        verdict(&report.overall, &report.arms)
-    );
+    out += &row("overall", &report.a, &report.b, &report.overall);
     out += &format!(
         "\npaired difference {:+.0}% [{:+.0}%, {:+.0}%] over {} pairs ({} only A succeeded, {} only B)\n",
         100.0 * report.overall.difference,

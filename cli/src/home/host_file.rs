@@ -57,15 +57,24 @@ pub struct HostFile {
     pub hook: HookConfig,
     /// The user skills root is a team's git working tree (`crate::team`).
     pub git: Option<crate::home::git_config::GitConfig>,
+    /// `eval.agent`: the agent command `self-evolve eval` runs when neither `--agent` nor the
+    /// suite names one.
+    pub eval_agent: Option<String>,
 }
 
 impl Default for HostFile {
     fn default() -> Self {
-        HostFile { http: HttpConfig::default(), reviewer: Reviewer::None, hook: HookConfig::default(), git: None }
+        HostFile {
+            http: HttpConfig::default(),
+            reviewer: Reviewer::None,
+            hook: HookConfig::default(),
+            git: None,
+            eval_agent: None,
+        }
     }
 }
 
-const TOP_KEYS: &[&str] = &["endpoints", "reviewer", "hook", "git"];
+const TOP_KEYS: &[&str] = &["endpoints", "reviewer", "hook", "git", "eval"];
 
 impl HostFile {
     /// `<home>/host.json`, or the defaults when there is none.
@@ -90,6 +99,11 @@ impl HostFile {
         }
         if let Some(git) = obj.get("git") {
             file.git = Some(crate::home::git_config::GitConfig::from_json(git)?);
+        }
+        if let Some(eval) = obj.get("eval") {
+            let eval = object(eval, "`eval`")?;
+            unknown(eval, &["agent"], "eval.")?;
+            file.eval_agent = string(eval, "agent", "eval.")?.filter(|a| !a.trim().is_empty());
         }
         if let Some(hook) = obj.get("hook") {
             let hook = object(hook, "`hook`")?;
