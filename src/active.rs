@@ -105,7 +105,7 @@ impl Active {
             if held.claim(host) {
                 let (state, busy) = (held.state.clone(), held.busy_path());
                 self.review.session_lock = Some(crate::state_file::Lock::journal(host, busy));
-                self.put_session(&state);
+                self.put_session(state);
                 scope.held = true;
                 return Ok(scope);
             }
@@ -125,22 +125,24 @@ impl Active {
         {
             lock.release_keeping_folder(host);
             self.review.session_lock = Some(crate::state_file::Lock::journal(host, held.busy_path()));
-            self.put_session(&stored);
+            self.put_session(stored);
             self.holdings.insert(host, session, held);
             scope.held = true;
             return Ok(scope);
         }
         self.review.session_lock = Some(lock);
-        self.put_session(&stored);
+        self.put_session(stored.clone());
         scope.loaded = Some(stored);
         Ok(scope)
     }
 
-    fn put_session(&mut self, stored: &Stored) {
-        let session = &stored.session;
-        self.review.sessions.insert(session.clone(), stored.review.clone());
-        self.reads.put_session(session, stored.reads.clone());
-        self.evidence.put(session, stored.evidence.clone());
+    /// Puts a session's parts into the maps the engines work on (moved, not copied: this runs at
+    /// every event).
+    fn put_session(&mut self, stored: Stored) {
+        let session = stored.session;
+        self.reads.put_session(&session, stored.reads);
+        self.evidence.put(&session, stored.evidence);
+        self.review.sessions.insert(session, stored.review);
     }
 
     /// The session's state as this value holds it now, taken out of it (this process keeps
@@ -166,7 +168,7 @@ impl Active {
     pub(crate) fn leave(&mut self, host: &impl Host, scope: SessionScope) {
         let session = scope.session;
         if scope.held {
-            let renewed = self.review.session_lock.take().map_or(0, |lock| lock.journal_renewals());
+            self.review.session_lock = None;
             let Some(held) = self.holdings.get_mut(&session) else { return };
             let like = Stored {
                 generation: held.state.generation,
@@ -176,7 +178,7 @@ impl Active {
             };
             let now = self.take_session(&session, &like);
             let Some(held) = self.holdings.get_mut(&session) else { return };
-            if !held.commit(host, now, renewed) {
+            if !held.commit(host, now) {
                 self.holdings.lose(host, &session);
             }
             return;

@@ -103,9 +103,8 @@ pub struct Lock {
     token: String,
     /// `refresh` calls since the lock was taken or renewed on a clock that did not move.
     standing: u32,
-    /// A held session's busy journal (`session_journal`), renewed by appending an empty line;
-    /// and how many it appended.
-    journal: Option<(String, u64)>,
+    /// A held session's busy journal (`session_journal`), renewed by appending an empty line.
+    journal: Option<String>,
 }
 
 /// On a clock that does not move, `refresh` asks the filesystem's time once per this many calls.
@@ -115,12 +114,7 @@ impl Lock {
     /// The hold a session's holder has on its busy journal during an event: other processes
     /// judge it on the journal's mtime, and `refresh` renews that by appending an empty line.
     pub fn journal(host: &impl Host, busy: String) -> Lock {
-        Lock { path: None, token: token(host), standing: 0, journal: Some((busy, 0)) }
-    }
-
-    /// The bytes `refresh` appended to a journal hold.
-    pub fn journal_renewals(&self) -> u64 {
-        self.journal.as_ref().map_or(0, |(_, n)| *n)
+        Lock { path: None, token: token(host), standing: 0, journal: Some(busy) }
     }
 
     pub fn release(self, host: &impl Host) {
@@ -160,12 +154,11 @@ impl Lock {
         if self.journal.is_some() {
             return self.refresh_journal(host);
         }
-        let Some(path) = self.path.clone() else { return true };
-        let age = self.age(host, &path);
+        let Some(path) = &self.path else { return true };
+        let age = hold_age(&self.token, &mut self.standing, host, path);
         if age < RENEW_MS {
             return true;
         }
-        let path = &path;
         let fresh = token(host);
         // Under the breaker: no process removes the lock between our check that it is still
         // ours and its replacement (a lock retaken by another process in that gap would be
@@ -198,37 +191,35 @@ impl Lock {
     }
 }
 
-impl Lock {
-    /// How long since the hold at `path` was taken or renewed. A clock that has not moved since
-    /// (a replay's manual clock within one event) says nothing of how long it has been held:
-    /// others judge it on the filesystem's time, and so does its holder, every `PROBE_EVERY`
-    /// calls (a probe is three fs calls; a long copy calls `refresh` between files).
-    fn age(&mut self, host: &impl Host, path: &str) -> u64 {
-        let now = host.now_ms();
-        let mut age = stamp(&self.token).map_or(u64::MAX, |t| now.abs_diff(t));
-        if age == 0 {
-            self.standing += 1;
-            if self.standing.is_multiple_of(PROBE_EVERY)
-                && let (Some(taken), Some(fs_now)) = (taken_ms(host, path), fs_now(host))
-            {
-                age = fs_now.abs_diff(taken);
-            }
+/// How long since the hold at `path` (stamped `token`) was taken or renewed. A clock that has
+/// not moved since (a replay's manual clock within one event) says nothing of how long it has
+/// been held: others judge it on the filesystem's time, and so does its holder, every
+/// `PROBE_EVERY` calls on such a clock (`standing` counts them; a probe is three fs calls, and a
+/// long copy calls `refresh` between files).
+fn hold_age(token: &str, standing: &mut u32, host: &impl Host, path: &str) -> u64 {
+    let now = host.now_ms();
+    let mut age = stamp(token).map_or(u64::MAX, |t| now.abs_diff(t));
+    if age == 0 {
+        *standing += 1;
+        if standing.is_multiple_of(PROBE_EVERY)
+            && let (Some(taken), Some(fs_now)) = (taken_ms(host, path), fs_now(host))
+        {
+            age = fs_now.abs_diff(taken);
         }
-        age
     }
+    age
+}
 
+impl Lock {
     /// `refresh` of a journal hold: an empty line appended once the last is `RENEW_MS` old.
     fn refresh_journal(&mut self, host: &impl Host) -> bool {
-        let Some((busy, _)) = self.journal.clone() else { return true };
-        if self.age(host, &busy) < RENEW_MS {
+        let Some(busy) = &self.journal else { return true };
+        if hold_age(&self.token, &mut self.standing, host, busy) < RENEW_MS {
             return true;
         }
-        if host.write(&Root::State, &busy, b"\n", WriteMode::Append).is_err() {
+        if host.write(&Root::State, busy, b"\n", WriteMode::Append).is_err() {
             host.log(Level::Warn, &format!("could not renew the journal `{busy}`"));
             return false;
-        }
-        if let Some((_, appended)) = self.journal.as_mut() {
-            *appended += 1;
         }
         self.token = token(host);
         self.standing = 0;

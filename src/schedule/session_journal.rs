@@ -109,7 +109,8 @@ fn path(session: &str, stem: &str, state: State) -> String {
 pub struct Held {
     stem: String,
     base: u64,
-    /// The journal's length as this holder wrote it.
+    /// The bytes of its header and records (what compaction is judged by; a renewal's empty
+    /// lines are not counted).
     size: u64,
     records: u32,
     pub state: Stored,
@@ -318,14 +319,11 @@ impl Held {
         path(&self.state.session, &self.stem, State::Busy)
     }
 
-    /// At the event's end: appends what it changed (`now`; `renewed`: bytes of renewal appended
-    /// meanwhile), keeps the in-flight markers in step, and hands the journal back to
+    /// At the event's end: appends what it changed (`now`), keeps the in-flight markers in step, and hands the journal back to
     /// idle. `false` (logged) when the session is no longer this holder's: then this process
     /// keeps nothing of it.
-    pub fn commit(&mut self, host: &impl Host, now: Stored, renewed: u64) -> bool {
+    pub fn commit(&mut self, host: &impl Host, mut now: Stored) -> bool {
         let session = now.session.clone();
-        self.size += renewed;
-        let mut now = now;
         sessions::bound_reads(&mut now);
         let before = self.state.review.in_flight.as_ref().map(|f| f.id.clone());
         let mut appended = true;

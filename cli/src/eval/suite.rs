@@ -63,9 +63,13 @@ pub fn load(path: &Path) -> Result<Suite> {
     };
     let base = path.parent().unwrap_or(Path::new("."));
     check(&mut tasks, base).with_context(|| format!("{}", path.display()))?;
+    Ok(Suite { tasks, agent, sha256: sha256_hex(&bytes) })
+}
+
+/// The sha256 of `bytes` in hex: a suite's, a skill text's, an evaluation's key.
+pub fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::Digest;
-    let sha256 = sha2::Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
-    Ok(Suite { tasks, agent, sha256 })
+    sha2::Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn check(tasks: &mut [Task], base: &Path) -> Result<()> {
