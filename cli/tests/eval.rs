@@ -280,3 +280,23 @@ fn a_skill_now_is_evaluated_against_its_text_before_a_version() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && stderr.contains("no text before it"), "{stderr}");
 }
+
+#[test]
+fn a_credential_in_the_agent_command_is_kept_in_no_file_of_the_state_root() {
+    let dir = tempfile::tempdir().unwrap();
+    let (home, suite) = setup(dir.path(), "helper", "HELPS", 1, 0);
+    let key = ["ghp_", "Z7QX3M2K9LPT4WNBZ7QX3M2K9LPT4WNB1234"].concat();
+    let agent = format!("{} --token {key}", fake_agent());
+    let out = cli(&home)
+        .arg("eval")
+        .arg(&suite)
+        .args(["--agent", &agent, "--skill", "helper", "--repeat", "1", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let state = snapshot(&home.join("self-evolve"));
+    assert!(state.len() >= 3, "eval.json, runs.jsonl and evidence.jsonl: {state:?}");
+    for (path, bytes) in state {
+        assert!(!String::from_utf8_lossy(&bytes).contains(&key), "{} keeps the key", path.display());
+    }
+}

@@ -79,15 +79,21 @@ pub fn against(home: &Path, at: &str, wasm: &crate::component::Source) -> Result
     ])
 }
 
-/// Makes `into` a home for `arm`: the user's config.json and host.json, the skills the arm sees,
-/// and an empty state folder.
+/// Makes `into` a home for `arm`: the user's config.json and host.json (read as every config is,
+/// `home::files::read_config`), the skills the arm sees, and an empty state folder. host.json
+/// loses its `git` key: the arm's skills folder is no team library, and a run's hook must never
+/// commit or push on the user's behalf.
 pub fn seed(home: &Path, arm: &Arm, into: &Path) -> Result<()> {
     std::fs::create_dir_all(into)?;
-    for file in ["config.json", "host.json"] {
-        let from = home.join(file);
-        if std::fs::symlink_metadata(&from).is_ok_and(|m| m.is_file()) {
-            std::fs::copy(&from, into.join(file))?;
+    if let Some(bytes) = crate::home::files::read_config(&home.join("config.json"), 1 << 20)? {
+        std::fs::write(into.join("config.json"), bytes)?;
+    }
+    if let Some(bytes) = crate::home::files::read_config(&home.join("host.json"), 1 << 20)? {
+        let mut value: serde_json::Value = serde_json::from_slice(&bytes)?;
+        if let Some(map) = value.as_object_mut() {
+            map.remove("git");
         }
+        std::fs::write(into.join("host.json"), serde_json::to_vec_pretty(&value)?)?;
     }
     let skills = crate::home::user_skills(into);
     std::fs::create_dir_all(&skills)?;
@@ -111,4 +117,30 @@ pub fn seed(home: &Path, arm: &Arm, into: &Path) -> Result<()> {
         std::fs::write(skills.join(skill).join("SKILL.md"), text)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_arm_home_keeps_the_users_config_and_reviewer_but_no_team_library() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        std::fs::create_dir_all(home.join("skills/pdf")).unwrap();
+        std::fs::write(home.join("skills/pdf/SKILL.md"), "---\nname: pdf\n---\n").unwrap();
+        std::fs::write(home.join("config.json"), r#"{"review":{"turnInterval":4}}"#).unwrap();
+        let host = serde_json::json!({"reviewer": {"provider": "command", "argv": ["claude", "-p"]},
+            "git": {"remote": "origin", "branch": "main"}});
+        std::fs::write(home.join("host.json"), host.to_string()).unwrap();
+        let arm = Arm { name: "b", label: "without pdf".into(), library: Library::Without("pdf".into()) };
+        let into = dir.path().join("arm");
+        seed(&home, &arm, &into).unwrap();
+        let seeded: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(into.join("host.json")).unwrap()).unwrap();
+        assert_eq!(seeded, serde_json::json!({"reviewer": host["reviewer"]}), "the git key goes, the rest stays");
+        assert_eq!(std::fs::read_to_string(into.join("config.json")).unwrap(), r#"{"review":{"turnInterval":4}}"#);
+        assert!(!into.join("skills/pdf").exists(), "the arm without pdf");
+        assert!(into.join("self-evolve").is_dir());
+    }
 }

@@ -50,10 +50,8 @@ pub struct Record {
 
 /// Where an evaluation's results live: one folder per suite, agent and arms.
 fn results_dir(home: &Path, suite: &suite::Suite, template: &[String], arms: &[arms::Arm; 2]) -> PathBuf {
-    use sha2::Digest;
     let key = format!("{}\n{}\n{}\n{}", suite.sha256, template.join("\u{1f}"), arms[0].label, arms[1].label);
-    let hash: String = sha2::Sha256::digest(key.as_bytes()).iter().take(8).map(|b| format!("{b:02x}")).collect();
-    crate::home::state(home).join("eval").join(hash)
+    crate::home::state(home).join("eval").join(&suite::sha256_hex(key.as_bytes())[..16])
 }
 
 /// Runs (or resumes) the evaluation; the report of every run on record.
@@ -82,7 +80,8 @@ pub fn evaluate(options: &Options, interrupted: &Arc<AtomicBool>, children: &run
     std::fs::write(
         dir.join("eval.json"),
         serde_json::to_vec_pretty(&serde_json::json!({"suite": options.suite, "suiteSha256": suite.sha256,
-            "agent": template, "arms": [arms[0].label, arms[1].label]}))?,
+            "agent": self_evolve_scan::redact_secrets(&template).unwrap_or_else(|| template.clone()),
+            "arms": [arms[0].label, arms[1].label]}))?,
     )?;
 
     let homes = tempfile::Builder::new().prefix("self-evolve-eval-homes-").tempdir()?;
@@ -136,8 +135,10 @@ pub fn evaluate(options: &Options, interrupted: &Arc<AtomicBool>, children: &run
                     }
                     let record =
                         Record { task: suite.tasks[t].id.clone(), arm: arms[a].name.to_string(), rep, outcome };
+                    // One write per line: another evaluation of the same suite appending at once
+                    // (O_APPEND) never tears it.
                     if let (Ok(mut file), Ok(line)) = (file.lock(), serde_json::to_string(&record)) {
-                        let _ = writeln!(file, "{line}");
+                        let _ = file.write_all(format!("{line}\n").as_bytes());
                     }
                     if let Ok(mut results) = results.lock() {
                         results.push(record);
@@ -175,11 +176,9 @@ fn read_runs(path: &Path) -> Result<BTreeMap<(String, String, u32), run::Outcome
 /// command with any credential in it redacted, the skill's text by its sha256) and what was
 /// found; `/skills show` shows the newest, and the curator flags a negative one.
 fn record_evidence(home: &Path, skill: &str, report: &report::Report) -> Result<()> {
-    use sha2::Digest;
     let path = crate::home::state(home).join("eval").join("evidence.jsonl");
-    let version = std::fs::read(crate::home::user_skills(home).join(skill).join("SKILL.md"))
-        .ok()
-        .map(|bytes| sha2::Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect::<String>());
+    let version =
+        std::fs::read(crate::home::user_skills(home).join(skill).join("SKILL.md")).ok().map(|b| suite::sha256_hex(&b));
     let agent = self_evolve_scan::redact_secrets(&report.agent).unwrap_or_else(|| report.agent.clone());
     let line = serde_json::json!({
         "skill": skill, "suiteSha256": report.suite_sha256, "agent": agent, "version": version,
