@@ -300,3 +300,107 @@ fn a_credential_in_the_agent_command_is_kept_in_no_file_of_the_state_root() {
         assert!(!String::from_utf8_lossy(&bytes).contains(&key), "{} keeps the key", path.display());
     }
 }
+
+#[test]
+fn the_tokens_agents_report_are_counted_per_arm_and_a_token_budget_stops_new_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let (home, suite) = setup(dir.path(), "helper", "HELPS", 2, 0);
+    // Each run reports 110 tokens: the budget of 250 is passed by the third run, and no fourth starts.
+    let first = eval(&home, &suite, &["--skill", "helper", "--repeat", "2", "--max-tokens", "250"]);
+    assert_eq!(first["complete"], false, "{first}");
+    let total = |r: &Value, arm: usize| (r["tokens"][arm]["total"].as_u64(), r["tokens"][arm]["runs"].as_u64());
+    assert_eq!((total(&first, 0), total(&first, 1)), ((Some(220), Some(2)), (Some(110), Some(1))), "{first}");
+    assert_eq!(first["tokens"][0]["input"], 200, "cached input is a part of input_tokens: {first}");
+    // The rest, without a budget; the table says what each arm used.
+    let out = cli(&home)
+        .arg("eval")
+        .arg(&suite)
+        .args(["--agent", &fake_agent(), "--skill", "helper", "--repeat", "2"])
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.contains("tokens reported: A 440 over 4 runs (110 a run); B 440 over 4 runs"), "{table}");
+    let evidence = std::fs::read_to_string(home.join("self-evolve/eval/evidence.jsonl")).unwrap();
+    assert!(evidence.contains("\"tokens\":[440,440]"), "{evidence}");
+}
+
+fn tool(home: &Path, args: Value) -> Value {
+    let out = cli(home).args(["tool", "skill_manage", "--session", "s1"]).arg(args.to_string()).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn skills(home: &Path, args: &[&str]) -> String {
+    let out = cli(home).arg("skills").args(args).output().unwrap();
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn a_staged_write_is_evaluated_against_what_it_replaces_and_shown_with_its_diff() {
+    let dir = tempfile::tempdir().unwrap();
+    let (home, suite) = setup(dir.path(), "other", "Nothing.", 3, 0);
+    skills(&home, &["approval", "on"]);
+    // A staged create: its text against the library without it.
+    let staged = tool(
+        &home,
+        serde_json::json!({"action": "create", "name": "helper", "description": "Helps with tasks. Use when solving.",
+            "body": "# Helper\n\nSolve the task. HELPS\n", "reason": "the test's skill"}),
+    );
+    let id = staged["id"].as_str().unwrap_or_else(|| panic!("{staged}")).to_string();
+    let library = snapshot(&home.join("skills"));
+    let report = eval(&home, &suite, &["--pending", "latest", "--repeat", "2"]);
+    assert_eq!(report["arms"], serde_json::json!([format!("helper as staged ({id})"), "without helper"]), "{report}");
+    assert_eq!(report["overall"]["verdict"], "a-better", "{report}");
+    assert_eq!(snapshot(&home.join("skills")), library, "the staged write did not land");
+    let pending = skills(&home, &["pending"]);
+    assert!(pending.contains("[evaluated: better than without helper: +100%"), "{pending}");
+    let diff = skills(&home, &["diff", &id]);
+    assert!(
+        diff.starts_with("evaluated: better than without helper: +100%") && diff.contains("+Solve the task. HELPS"),
+        "{diff}"
+    );
+    let json: Value = serde_json::from_str(&skills(&home, &["diff", &id, "--json"])).unwrap();
+    assert_eq!(json["evaluation"]["kind"], "staged");
+
+    // Approved, the skill is there; a staged patch that harms is worse than the skill now. The
+    // skill's own evaluation (against its absence) is not the staged one's.
+    skills(&home, &["approve", &id]);
+    tool(&home, serde_json::json!({"action": "view", "name": "helper"}));
+    let patch = tool(
+        &home,
+        serde_json::json!({"action": "patch", "name": "helper", "old_string": "Solve the task. HELPS",
+            "new_string": "Solve the task. HARMS", "reason": "a bad idea"}),
+    );
+    let patch_id = patch["id"].as_str().unwrap_or_else(|| panic!("{patch}")).to_string();
+    let report = eval(&home, &suite, &["--pending", &patch_id, "--repeat", "2"]);
+    assert_eq!(report["arms"][1], "helper now");
+    assert_eq!(report["overall"]["verdict"], "b-better", "{report}");
+    assert!(skills(&home, &["diff", &patch_id]).starts_with("evaluated: worse than helper now: -100%"));
+    let shown = skills(&home, &["show", "helper"]);
+    assert!(!shown.contains("evaluated:"), "no evaluation of the skill against its absence yet: {shown}");
+}
+
+#[test]
+fn a_staged_write_that_cannot_be_evaluated_is_refused_and_nothing_is_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let (home, suite) = setup(dir.path(), "helper", "HELPS", 1, 0);
+    skills(&home, &["approval", "on"]);
+    // Held on a credential finding: its text would go to the agent.
+    let key = ["ghp_", "Z7QX3M2K9LPT4WNBZ7QX3M2K9LPT4WNB1234"].concat();
+    let create = serde_json::json!({"action": "create", "name": "deploy", "description": "Deploys. Use when deploying.",
+        "body": format!("# Deploy\n\nexport GITHUB_TOKEN={key}\n"), "reason": "held"});
+    let out = cli(&home).args(["tool", "skill_manage", "--session", "s1"]).arg(create.to_string()).output().unwrap();
+    let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let held = answer["details"]["held"].as_str().unwrap_or_else(|| panic!("{answer}")).to_string();
+    assert!(skills(&home, &["pending"]).contains(&held));
+    for (args, says) in [
+        (["--pending", "1-nope"], "no staged write `1-nope`"),
+        (["--pending", held.as_str()], "held on credential findings"),
+    ] {
+        let out = cli(&home).arg("eval").arg(&suite).args(["--agent", &fake_agent()]).args(args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && stderr.contains(says), "{args:?}: {stderr}");
+    }
+    assert!(!home.join("self-evolve/eval").exists(), "a refused evaluation records nothing");
+}

@@ -5,6 +5,7 @@ use super::reply::{answer, table, usage_error};
 use crate::active::Active;
 use crate::api::CallContext;
 use crate::host::{Host, Root};
+use crate::library::curation::evaluations;
 use crate::library::curation::ledger::Record;
 use crate::library::history::Author;
 use crate::library::staging::approval::{self, APPROVAL_OVERRIDE};
@@ -14,7 +15,20 @@ use serde_json::json;
 
 pub(super) fn diff(host: &impl Host, id: &str, json_mode: bool) -> Result<String, String> {
     let diff = approval::diff(host, id).map_err(|e| e.message)?;
-    answer(json_mode, json!({"id": id, "diff": diff}), || diff.clone())
+    let evaluation = pending::load(host, id).ok().as_ref().and_then(|m| evaluated(host, m));
+    let mut value = json!({"id": id, "diff": diff});
+    if let Some(e) = &evaluation {
+        value["evaluation"] = json!(e);
+    }
+    answer(json_mode, value, || match &evaluation {
+        Some(e) => format!("evaluated: {}\n\n{diff}", e.summary(None)),
+        None => diff.clone(),
+    })
+}
+
+/// The evaluation of a staged write's text (`self-evolve eval --pending ID`), if one finished.
+fn evaluated(host: &impl Host, manifest: &pending::Manifest) -> Option<evaluations::Evaluation> {
+    evaluations::of_staged(host, &manifest.skill, manifest.new_sha256.as_deref()?)
 }
 
 /// `approve ID [--accept-finding RULE]…`: the id and the accepted rules, each named on its own.
@@ -130,6 +144,7 @@ pub(super) fn pending(host: &impl Host, rest: &[&str], json_mode: bool) -> Resul
     let behind = |id: &str| manifests.iter().find(|a| a.operation == ARCHIVE && a.supersedes.iter().any(|s| s == id));
     // The findings column only when a write is held on credential findings.
     let any_held = manifests.iter().any(|m| !m.held.is_empty());
+    let evaluated: Vec<Option<evaluations::Evaluation>> = manifests.iter().map(|m| evaluated(host, m)).collect();
     let rows = manifests
         .iter()
         .map(|m| {
@@ -145,12 +160,26 @@ pub(super) fn pending(host: &impl Host, rest: &[&str], json_mode: bool) -> Resul
             });
             row
         })
+        .collect::<Vec<_>>();
+    // An evaluated text says what was found after its reason.
+    let rows = rows
+        .into_iter()
+        .zip(&evaluated)
+        .map(|(mut row, e)| {
+            if let (Some(e), Some(reason)) = (e, row.last_mut()) {
+                reason.push_str(&format!(" [evaluated: {}]", e.summary(None)));
+            }
+            row
+        })
         .collect();
     let mut value = serde_json::to_value(&manifests).unwrap_or_default();
     if let Some(entries) = value.as_array_mut() {
-        for entry in entries {
+        for (entry, e) in entries.iter_mut().zip(&evaluated) {
             if let Some(archive) = entry["id"].as_str().and_then(behind) {
                 entry["waitsBehind"] = json!(archive.id);
+            }
+            if let Some(e) = e {
+                entry["evaluation"] = json!(e);
             }
         }
     }

@@ -208,7 +208,8 @@ Examples:
     #[command(after_help = r#"Examples:
   self-evolve eval suite.yaml --skill pdf-tables --agent 'claude -p {prompt}' --repeat 5
   self-evolve eval suite.jsonl --library --agent 'codex exec {prompt}' --jobs 2 --json
-  self-evolve eval suite.yaml --against pdf-tables@3 --agent 'claude -p {prompt}'"#)]
+  self-evolve eval suite.yaml --against pdf-tables@3 --agent 'claude -p {prompt}'
+  self-evolve eval suite.yaml --pending latest --agent 'claude -p --output-format json {prompt}' --max-tokens 2000000"#)]
     Eval {
         suite: PathBuf,
         /// Arms: with and without this skill of the user's library.
@@ -220,6 +221,10 @@ Examples:
         /// Arms: a skill now against its text before version V (NAME@V; `skills log NAME`).
         #[arg(long, conflicts_with = "skill")]
         against: Option<String>,
+        /// Arms: a staged write of a skill's SKILL.md (its id in `skills pending`, or `latest`)
+        /// against the library as it is; the result is shown with the write's diff.
+        #[arg(long, conflicts_with_all = ["skill", "library", "against"])]
+        pending: Option<String>,
         /// The agent command; `{prompt}` becomes the task's prompt (one argument), `{task}` its
         /// id. No shell. Default: the suite's `agent:`.
         #[arg(long)]
@@ -239,6 +244,10 @@ Examples:
         /// Start no new run after this many minutes.
         #[arg(long)]
         max_minutes: Option<u64>,
+        /// Start no new run once the runs of this invocation reported this many tokens (input
+        /// and output, as the agent prints them: docs/eval.md).
+        #[arg(long)]
+        max_tokens: Option<u64>,
         /// An environment variable the agent gets (besides PATH, HOME, LANG, TERM and
         /// SELF_EVOLVE_HOME); repeat for more. Nothing else of this environment is passed.
         #[arg(long = "env", value_name = "NAME")]

@@ -173,12 +173,14 @@ fn run(mut cli: Cli) -> Result<ExitCode> {
             skill,
             library,
             against,
+            pending,
             agent,
             repeat,
             jobs,
             timeout,
             max_runs,
             max_minutes,
+            max_tokens,
             pass_env,
         } => {
             let options = crate::eval::Options {
@@ -188,12 +190,14 @@ fn run(mut cli: Cli) -> Result<ExitCode> {
                 skill,
                 library,
                 against,
+                pending,
                 wasm,
                 repeat,
                 jobs: usize::try_from(jobs).unwrap_or(1),
                 timeout: std::time::Duration::from_secs(timeout),
                 max_runs,
                 max_time: max_minutes.map(|m| std::time::Duration::from_secs(m.saturating_mul(60))),
+                max_tokens,
                 pass_env,
             };
             let interrupted = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));

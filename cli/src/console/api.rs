@@ -1,8 +1,9 @@
 //! Defines the console's routes for requests `http.rs` let through: the embedded page, the
 //! session's CSRF token, the home's stamp, reads (`/skills WORDS --json`, paged, cached per
-//! stamp), actions (`/skills WORDS` through the CLI's own path, `operator.rs`), and the gate's
-//! summary and charts. Everything is JSON except the page and the charts; no text from a skill
-//! or the home is put into HTML here (the page renders with textContent).
+//! stamp), actions (`/skills WORDS` through the CLI's own path, `operator.rs`), the gate's
+//! summary and charts, and the evaluations' reports and charts (`evals.rs`). Everything is JSON
+//! except the page and the charts; no text from a skill or the home is put into HTML here (the
+//! page renders with textContent).
 
 use super::args::{self, PAGED};
 use super::charts::{self, Chart, Series};
@@ -185,16 +186,23 @@ impl Console {
                 }
                 Reply::json(200, &value)
             }
+            "/api/evals" => Reply::json(200, &super::evals::list(&self.home)),
             "/api/act" => Reply::error(405, "an action is a POST of {\"args\": [...]}"),
-            other => match Chart::at(other) {
-                Some(chart) => Reply {
-                    status: 200,
-                    content_type: "image/svg+xml",
-                    body: self.gate().series.svg(chart).into_bytes(),
-                    headers: Vec::new(),
-                },
-                None => Reply::error(404, "no such page; the console serves /, /api/session, /api/read, /api/act"),
-            },
+            other => {
+                let svg = match Chart::at(other) {
+                    Some(chart) => Some(self.gate().series.svg(chart)),
+                    None => super::evals::chart_at(&self.home, other),
+                };
+                match svg {
+                    Some(svg) => Reply {
+                        status: 200,
+                        content_type: "image/svg+xml",
+                        body: svg.into_bytes(),
+                        headers: Vec::new(),
+                    },
+                    None => Reply::error(404, "no such page; the console serves /, /api/session, /api/read, /api/act"),
+                }
+            }
         }
     }
 

@@ -138,7 +138,7 @@ const BOTTOM: f64 = 44.0;
 const COLORS: [&str; 4] = ["#2f6fb3", "#c77c12", "#3d8b47", "#777777"];
 const INK: &str = "#1d1d1d";
 
-fn escape(text: &str) -> String {
+pub(super) fn escape(text: &str) -> String {
     text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 

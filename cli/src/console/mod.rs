@@ -10,6 +10,7 @@
 mod api;
 mod args;
 mod charts;
+mod evals;
 mod http;
 mod peer;
 mod serve;

@@ -2,7 +2,7 @@
 //! each arm's runs get: a temporary home seeded from the user's (its config, host file and
 //! skills), never the user's own, so nothing a run does reaches the user's library or state.
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use std::path::Path;
 
 /// The library an arm's agent sees.
@@ -79,6 +79,73 @@ pub fn against(home: &Path, at: &str, wasm: &crate::component::Source) -> Result
     ])
 }
 
+/// A staged write's arms: its SKILL.md as staged, against the library as it is.
+pub struct Staged {
+    pub arms: [Arm; 2],
+    pub id: String,
+    pub skill: String,
+    /// The staged text's sha256, by which `/skills pending` and `diff` find the evaluation.
+    pub sha256: String,
+}
+
+/// Arm A: the library with the staged write `id` (or `latest`) applied; arm B: the library as
+/// it is (without the skill, for a staged create). The write is found through the operator's
+/// `/skills pending`; only a user-scope write of a SKILL.md can be evaluated (a run sees the
+/// user's library, not a project's), and never one held on credential findings (its text would
+/// go to the agent).
+pub fn staged(home: &Path, id: &str, wasm: &crate::component::Source) -> Result<Staged> {
+    let mut operator = crate::operator::Operator::open(home, None, wasm)?;
+    let answer = operator.run(&["pending".to_string(), "--json".to_string()])?;
+    if !answer.ok {
+        bail!("{}", answer.text.trim_end());
+    }
+    let value: serde_json::Value = serde_json::from_str(&answer.text)?;
+    let entries = value["pending"].as_array().cloned().unwrap_or_default();
+    let entry = if id == "latest" { entries.last() } else { entries.iter().find(|e| e["id"] == id) };
+    let Some(entry) = entry else {
+        bail!("no staged write `{id}`: `self-evolve skills pending` lists them");
+    };
+    let field = |key: &str| entry[key].as_str().unwrap_or_default().to_string();
+    let (id, skill, operation) = (field("id"), field("skill"), field("operation"));
+    if !matches!(operation.as_str(), "create" | "patch" | "edit") || field("path") != format!("{skill}/SKILL.md") {
+        bail!("staged write {id} is a {operation} of {}: only a write of a SKILL.md can be evaluated", field("path"));
+    }
+    if field("scope") != "user" {
+        bail!("staged write {id} is to a project's library: an evaluation's runs see the user's library only");
+    }
+    if entry["held"].as_array().is_some_and(|held| !held.is_empty()) {
+        bail!(
+            "staged write {id} is held on credential findings: its text would go to the agent; settle them first \
+             (`self-evolve skills diff {id}`)"
+        );
+    }
+    if skill.is_empty()
+        || skill.contains('/')
+        || skill.starts_with('.')
+        || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+    {
+        bail!("staged write `{id}` names no skill of this library");
+    }
+    let path = crate::home::state(home).join("pending").join(&id).join("new");
+    let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+    let sha256 = super::suite::sha256_hex(&bytes);
+    if entry["newSha256"].as_str() != Some(sha256.as_str()) {
+        bail!("staged write {id} changed on disk since it was staged: reject it and stage the change again");
+    }
+    let Ok(text) = String::from_utf8(bytes) else { bail!("staged write {id} is not UTF-8 text") };
+    let baseline = if operation == "create" {
+        Arm { name: "b", label: format!("without {skill}"), library: Library::Without(skill.clone()) }
+    } else {
+        Arm { name: "b", label: format!("{skill} now"), library: Library::Whole }
+    };
+    let staged = Arm {
+        name: "a",
+        label: format!("{skill} as staged ({id})"),
+        library: Library::Replaced { skill: skill.clone(), text },
+    };
+    Ok(Staged { arms: [staged, baseline], id, skill, sha256 })
+}
+
 /// Makes `into` a home for `arm`: the user's config.json and host.json (read as every config is,
 /// `home::files::read_config`), the skills the arm sees, and an empty state folder. host.json
 /// loses its `git` key: the arm's skills folder is no team library, and a run's hook must never
@@ -114,6 +181,8 @@ pub fn seed(home: &Path, arm: &Arm, into: &Path) -> Result<()> {
         }
     }
     if let Library::Replaced { skill, text } = &arm.library {
+        // A staged create's skill has no folder yet.
+        std::fs::create_dir_all(skills.join(skill))?;
         std::fs::write(skills.join(skill).join("SKILL.md"), text)?;
     }
     Ok(())

@@ -9,12 +9,13 @@ pub mod report;
 pub mod run;
 pub mod stats;
 pub mod suite;
+pub mod usage;
 
 use anyhow::{Context, Result, bail};
 use std::collections::{BTreeMap, VecDeque};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -27,6 +28,8 @@ pub struct Options {
     pub library: bool,
     /// Arms: `NAME@V` now against before version V.
     pub against: Option<String>,
+    /// Arms: a staged write of a SKILL.md (its id, or `latest`) against the library as it is.
+    pub pending: Option<String>,
     pub wasm: crate::component::Source,
     pub repeat: u32,
     pub jobs: usize,
@@ -35,6 +38,8 @@ pub struct Options {
     pub max_runs: Option<u64>,
     /// No new run starts past this.
     pub max_time: Option<Duration>,
+    /// No new run starts once this invocation's runs reported this many tokens.
+    pub max_tokens: Option<u64>,
     pub pass_env: Vec<String>,
 }
 
@@ -69,9 +74,19 @@ pub fn evaluate(options: &Options, interrupted: &Arc<AtomicBool>, children: &run
     if words[0].contains('/') && Path::new(&words[0]).is_relative() {
         words[0] = std::path::absolute(&words[0])?.to_string_lossy().into_owned();
     }
-    let arms = match &options.against {
-        Some(at) => arms::against(&options.home, at, &options.wasm)?,
-        None => arms::arms(&options.home, options.skill.as_deref(), options.library)?,
+    // What a finished evaluation is evidence about: a skill against its absence, or a staged
+    // version against what it would replace.
+    let (arms, subject) = match (&options.against, &options.pending) {
+        (Some(at), _) => (arms::against(&options.home, at, &options.wasm)?, None),
+        (None, Some(id)) => {
+            let staged = arms::staged(&options.home, id, &options.wasm)?;
+            let subject = Subject::Staged { skill: staged.skill, id: staged.id, sha256: staged.sha256 };
+            (staged.arms, Some(subject))
+        }
+        (None, None) => {
+            let arms = arms::arms(&options.home, options.skill.as_deref(), options.library)?;
+            (arms, options.skill.clone().map(Subject::Skill))
+        }
     };
     let dir = results_dir(&options.home, &suite, &words, &arms);
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
@@ -108,11 +123,18 @@ pub fn evaluate(options: &Options, interrupted: &Arc<AtomicBool>, children: &run
     let file = Mutex::new(std::fs::OpenOptions::new().create(true).append(true).open(&runs_path)?);
     let results = Mutex::new(Vec::new());
     let stop_at = options.max_time.map(|t| Instant::now() + t);
+    // Tokens the runs of this invocation reported: a budget checked before each new run (runs
+    // under way finish, so it can be passed by what they use).
+    let spent = AtomicU64::new(0);
+    let over_budget = || options.max_tokens.is_some_and(|max| spent.load(Ordering::SeqCst) >= max);
     std::thread::scope(|scope| {
         for _ in 0..options.jobs.max(1) {
             scope.spawn(|| {
                 loop {
-                    if interrupted.load(Ordering::SeqCst) || stop_at.is_some_and(|t| Instant::now() >= t) {
+                    if interrupted.load(Ordering::SeqCst)
+                        || stop_at.is_some_and(|t| Instant::now() >= t)
+                        || over_budget()
+                    {
                         return;
                     }
                     let Some((t, a, rep)) = queue.lock().ok().and_then(|mut q| q.pop_front()) else { return };
@@ -126,9 +148,12 @@ pub fn evaluate(options: &Options, interrupted: &Arc<AtomicBool>, children: &run
                     let outcome = match run::run(&suite.tasks[t], &setup) {
                         Ok(outcome) => outcome,
                         Err(err) => {
-                            run::Outcome { success: false, status: format!("error: {err:#}"), agent_exit: None, ms: 0 }
+                            let status = format!("error: {err:#}");
+                            run::Outcome { success: false, status, agent_exit: None, ms: 0, tokens: None }
                         }
                     };
+                    let used = outcome.tokens.map_or(0, |t| t.total());
+                    let _ = spent.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |s| Some(s.saturating_add(used)));
                     // A run cut short by an interrupt is not a result.
                     if interrupted.load(Ordering::SeqCst) {
                         return;
@@ -151,8 +176,12 @@ pub fn evaluate(options: &Options, interrupted: &Arc<AtomicBool>, children: &run
         done.insert((record.task.clone(), record.arm.clone(), record.rep), record.outcome);
     }
     let report = report::build(&suite, &template, &arms, options.repeat, &done);
-    if report.complete && options.skill.is_some() {
-        record_evidence(&options.home, options.skill.as_deref().unwrap_or_default(), &report)?;
+    // The report as the console shows it (`self-evolve ui`, Evaluations), the agent redacted.
+    let mut kept = report.clone();
+    kept.agent = self_evolve_scan::redact_secrets(&kept.agent).unwrap_or(kept.agent);
+    std::fs::write(dir.join("report.json"), serde_json::to_vec_pretty(&kept)?)?;
+    if let (true, Some(subject)) = (report.complete, &subject) {
+        record_evidence(&options.home, subject, &report)?;
     }
     Ok(report)
 }
@@ -172,16 +201,31 @@ fn read_runs(path: &Path) -> Result<BTreeMap<(String, String, u32), run::Outcome
         .collect())
 }
 
+/// What an evaluation is evidence about.
+enum Subject {
+    /// A skill of the library, with it against without it.
+    Skill(String),
+    /// A staged write's SKILL.md (by its sha256) against what it would replace.
+    Staged { skill: String, id: String, sha256: String },
+}
+
 /// One line per finished evaluation of a skill: what it was measured on (the suite, the agent
 /// command with any credential in it redacted, the skill's text by its sha256) and what was
-/// found; `/skills show` shows the newest, and the curator flags a negative one.
-fn record_evidence(home: &Path, skill: &str, report: &report::Report) -> Result<()> {
+/// found; `/skills show` shows the newest of a skill, `/skills pending` and `diff` the one of a
+/// staged text, and the curator flags a negative one.
+fn record_evidence(home: &Path, subject: &Subject, report: &report::Report) -> Result<()> {
     let path = crate::home::state(home).join("eval").join("evidence.jsonl");
-    let version =
-        std::fs::read(crate::home::user_skills(home).join(skill).join("SKILL.md")).ok().map(|b| suite::sha256_hex(&b));
+    let (skill, kind, version, staged) = match subject {
+        Subject::Skill(skill) => {
+            let text = std::fs::read(crate::home::user_skills(home).join(skill).join("SKILL.md"));
+            (skill, "skill", text.ok().map(|b| suite::sha256_hex(&b)), None)
+        }
+        Subject::Staged { skill, id, sha256 } => (skill, "staged", Some(sha256.clone()), Some(id)),
+    };
     let agent = self_evolve_scan::redact_secrets(&report.agent).unwrap_or_else(|| report.agent.clone());
     let line = serde_json::json!({
-        "skill": skill, "suiteSha256": report.suite_sha256, "agent": agent, "version": version,
+        "skill": skill, "kind": kind, "staged": staged, "suiteSha256": report.suite_sha256, "agent": agent,
+        "version": version, "tokens": [report.tokens[0].total, report.tokens[1].total],
         "arms": report.arms, "pairs": report.overall.pairs, "difference": report.overall.difference,
         "interval": report.overall.interval, "pValue": report.overall.p_value, "verdict": report.overall.verdict,
         "at": std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0),

@@ -16,6 +16,28 @@ pub struct Rate {
     pub interval: (f64, f64),
 }
 
+/// The tokens an arm's runs reported (`usage`); runs that printed none are not counted.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ArmTokens {
+    pub input: u64,
+    pub output: u64,
+    pub total: u64,
+    /// Runs that reported their tokens.
+    pub runs: u64,
+}
+
+fn tokens(outcomes: &[&Outcome]) -> ArmTokens {
+    let mut out = ArmTokens::default();
+    for t in outcomes.iter().filter_map(|o| o.tokens) {
+        out.input = out.input.saturating_add(t.input);
+        out.output = out.output.saturating_add(t.output);
+        out.total = out.total.saturating_add(t.total());
+        out.runs += 1;
+    }
+    out
+}
+
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskReport {
@@ -40,6 +62,8 @@ pub struct Report {
     pub a: Rate,
     pub b: Rate,
     pub overall: Paired,
+    /// Arm A's and arm B's reported tokens.
+    pub tokens: [ArmTokens; 2],
     pub tasks: Vec<TaskReport>,
 }
 
@@ -89,6 +113,7 @@ pub fn build(
         a: rate(&all_a),
         b: rate(&all_b),
         overall: stats::paired(&all_pairs),
+        tokens: [tokens(&all_a), tokens(&all_b)],
         tasks,
     }
 }
@@ -150,6 +175,13 @@ pub fn table(report: &Report) -> String {
         report.overall.only_a,
         report.overall.only_b
     );
+    if report.tokens.iter().any(|t| t.runs > 0) {
+        let arm = |t: &ArmTokens| match t.runs {
+            0 => "none reported".to_string(),
+            n => format!("{} over {n} runs ({} a run)", t.total, t.total / n),
+        };
+        out += &format!("tokens reported: A {}; B {}\n", arm(&report.tokens[0]), arm(&report.tokens[1]));
+    }
     if report.not_checked > 0 {
         out += &format!("{} runs ended in a timeout or an error and count as failures\n", report.not_checked);
     }

@@ -20,6 +20,9 @@ pub struct Outcome {
     pub status: String,
     pub agent_exit: Option<i32>,
     pub ms: u64,
+    /// What the agent printed about the tokens it used (`usage`), when it printed any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<super::usage::Tokens>,
 }
 
 /// The process groups of the children running now, so an interrupt can kill every one.
@@ -133,28 +136,38 @@ pub fn run(task: &super::suite::Task, setup: &Setup) -> Result<Outcome> {
         setup.template.iter().map(|w| w.replace("{prompt}", &task.prompt).replace("{task}", &task.id)).collect();
     let mut agent = Command::new(&argv[0]);
     agent.args(&argv[1..]);
-    let agent = match spawn_bounded(agent, &copy, setup) {
-        Ok(result) => result,
-        Err(_) => return Ok(outcome(false, "agent-failed-to-start", None, started)),
+    // What the agent prints is kept beside the copy (never in it, where the check would see it)
+    // for the tokens it reports.
+    let printed = work.path().join("agent.out");
+    agent.stdout(std::fs::File::create(&printed)?);
+    let agent = spawn_bounded(agent, &copy, setup);
+    let tokens = super::usage::read(&printed);
+    let outcome = |success: bool, status: &str, agent_exit: Option<i32>| Outcome {
+        success,
+        status: status.into(),
+        agent_exit,
+        ms: started.elapsed().as_millis() as u64,
+        tokens,
     };
-    let Some(agent_exit) = agent else { return Ok(outcome(false, "agent-timeout", None, started)) };
+    let agent = match agent {
+        Ok(result) => result,
+        Err(_) => return Ok(outcome(false, "agent-failed-to-start", None)),
+    };
+    let Some(agent_exit) = agent else { return Ok(outcome(false, "agent-timeout", None)) };
     let mut check = Command::new("sh");
-    check.arg("-c").arg(&task.check);
+    check.arg("-c").arg(&task.check).stdout(Stdio::null());
     match spawn_bounded(check, &copy, setup)? {
-        None => Ok(outcome(false, "check-timeout", agent_exit, started)),
-        Some(Some(0)) => Ok(outcome(true, "passed", agent_exit, started)),
-        Some(_) => Ok(outcome(false, "failed", agent_exit, started)),
+        None => Ok(outcome(false, "check-timeout", agent_exit)),
+        Some(Some(0)) => Ok(outcome(true, "passed", agent_exit)),
+        Some(_) => Ok(outcome(false, "failed", agent_exit)),
     }
 }
 
-fn outcome(success: bool, status: &str, agent_exit: Option<i32>, started: Instant) -> Outcome {
-    Outcome { success, status: status.into(), agent_exit, ms: started.elapsed().as_millis() as u64 }
-}
-
-/// Runs `command` in `cwd`, in its own process group, with only the named environment; its exit
-/// code (`Some(None)`: killed by a signal), or `None` past the timeout (its group killed).
+/// Runs `command` (its standard output set by the caller) in `cwd`, in its own process group,
+/// with only the named environment; its exit code (`Some(None)`: killed by a signal), or `None`
+/// past the timeout (its group killed).
 fn spawn_bounded(mut command: Command, cwd: &Path, setup: &Setup) -> Result<Option<Option<i32>>> {
-    command.current_dir(cwd).env_clear().stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+    command.current_dir(cwd).env_clear().stdin(Stdio::null()).stderr(Stdio::null());
     for name in ["PATH", "HOME", "LANG", "TERM"].iter().map(|s| s.to_string()).chain(setup.pass_env.iter().cloned()) {
         if let Some(value) = std::env::var_os(&name) {
             command.env(name, value);

@@ -1,7 +1,8 @@
-//! What paired evaluations found about skills (`self-evolve eval --skill NAME` appends one line
-//! per finished evaluation to `eval/evidence.jsonl` in the state root): shown by `/skills show`,
-//! and a skill the agent did better without, with confidence, is flagged by the curator for the
-//! operator (never archived on an evaluation alone).
+//! What paired evaluations found about skills (`self-evolve eval --skill NAME` and `--pending ID`
+//! append one line per finished evaluation to `eval/evidence.jsonl` in the state root): a skill's
+//! is shown by `/skills show`, and a skill the agent did better without, with confidence, is
+//! flagged by the curator for the operator (never archived on an evaluation alone); a staged
+//! text's is shown with the staged write (`/skills pending`, `diff`), found by the text's sha256.
 
 use crate::host::{Host, Root};
 use serde::{Deserialize, Serialize};
@@ -29,6 +30,13 @@ pub struct Evaluation {
     #[serde(default)]
     pub version: Option<String>,
     pub at: u64,
+    /// `skill` (with it against without it; lines from before kinds have none) or `staged` (a
+    /// staged text against what it would replace).
+    #[serde(default)]
+    pub kind: Option<String>,
+    /// The arms' labels, A then B.
+    #[serde(default)]
+    pub arms: Vec<String>,
 }
 
 impl Evaluation {
@@ -39,12 +47,16 @@ impl Evaluation {
 
     /// One line for a person: what was found, on what.
     pub fn summary(&self, current_sha256: Option<&str>) -> String {
-        let found = match self.verdict.as_str() {
-            "a-better" => "helps",
-            "b-better" => "the agent did better without it",
-            _ => "inconclusive",
+        let baseline = self.arms.get(1).map_or("what it replaces", String::as_str);
+        let found = match (self.verdict.as_str(), self.staged()) {
+            ("a-better", false) => "helps".to_string(),
+            ("b-better", false) => "the agent did better without it".to_string(),
+            ("a-better", true) => format!("better than {}", crate::visible::visible(baseline)),
+            ("b-better", true) => format!("worse than {}", crate::visible::visible(baseline)),
+            _ => "inconclusive".to_string(),
         };
         let of = match (&self.version, current_sha256) {
+            _ if self.staged() => "the staged text",
             (Some(v), Some(now)) if v == now => "this version",
             (Some(_), Some(_)) => "an earlier version",
             _ => "a version",
@@ -60,22 +72,38 @@ impl Evaluation {
             crate::visible::visible(&self.agent)
         )
     }
+
+    /// An evaluation of a staged text against what it would replace (not of the skill against
+    /// its absence: the curator and `/skills show` never read it as that).
+    pub fn staged(&self) -> bool {
+        self.kind.as_deref() == Some("staged")
+    }
 }
 
-/// The newest evaluation of each skill on record.
-pub fn latest(host: &impl Host) -> BTreeMap<String, Evaluation> {
-    let Ok(bytes) = host.read(&Root::State, PATH) else { return BTreeMap::new() };
+/// The evaluations on record (the newest megabyte of them), oldest first; torn lines skipped.
+fn all(host: &impl Host) -> Vec<Evaluation> {
+    let Ok(bytes) = host.read(&Root::State, PATH) else { return Vec::new() };
     let tail = &bytes[bytes.len().saturating_sub(TAIL_BYTES)..];
+    String::from_utf8_lossy(tail).lines().filter_map(|line| serde_json::from_str::<Evaluation>(line).ok()).collect()
+}
+
+/// The newest evaluation of each skill against its absence.
+pub fn latest(host: &impl Host) -> BTreeMap<String, Evaluation> {
     let mut out = BTreeMap::new();
-    for line in String::from_utf8_lossy(tail).lines() {
-        if let Ok(evaluation) = serde_json::from_str::<Evaluation>(line) {
-            let newer = out.get(&evaluation.skill).is_none_or(|e: &Evaluation| e.at <= evaluation.at);
-            if newer {
-                out.insert(evaluation.skill.clone(), evaluation);
-            }
+    for evaluation in all(host).into_iter().filter(|e| !e.staged()) {
+        if out.get(&evaluation.skill).is_none_or(|e: &Evaluation| e.at <= evaluation.at) {
+            out.insert(evaluation.skill.clone(), evaluation);
         }
     }
     out
+}
+
+/// The newest evaluation of the staged text of `skill` whose sha256 is `sha256`.
+pub fn of_staged(host: &impl Host, skill: &str, sha256: &str) -> Option<Evaluation> {
+    all(host)
+        .into_iter()
+        .filter(|e| e.staged() && e.skill == skill && e.version.as_deref() == Some(sha256))
+        .max_by_key(|e| e.at)
 }
 
 #[cfg(test)]
@@ -113,5 +141,26 @@ mod tests {
         );
         assert!(!found["git"].negative());
         assert!(latest(&FakeHost::new(0)).is_empty());
+    }
+
+    #[test]
+    fn a_staged_texts_evaluation_is_found_by_its_sha256_and_never_read_as_the_skills() {
+        let host = FakeHost::new(0);
+        let staged = |sha: &str, verdict: &str, at: u64| {
+            let mut value: serde_json::Value = serde_json::from_str(line("pdf", verdict, at).trim()).unwrap();
+            value["kind"] = "staged".into();
+            value["version"] = sha.into();
+            value["arms"] = serde_json::json!(["pdf as staged (1-a)", "pdf now"]);
+            format!("{value}\n")
+        };
+        let text = [line("pdf", "a-better", 1), staged("s1", "b-better", 2), staged("s1", "a-better", 3)].concat();
+        host.write(&Root::State, PATH, text.as_bytes(), WriteMode::Truncate).unwrap();
+        // The skill's own evaluation stays the one of it against its absence.
+        assert_eq!(latest(&host)["pdf"].verdict, "a-better");
+        assert_eq!(latest(&host)["pdf"].at, 1);
+        let found = of_staged(&host, "pdf", "s1").unwrap();
+        assert_eq!(found.at, 3, "the newest of that text");
+        assert!(found.summary(None).starts_with("better than pdf now: -50%"), "{}", found.summary(None));
+        assert!(of_staged(&host, "pdf", "s2").is_none() && of_staged(&host, "git", "s1").is_none());
     }
 }

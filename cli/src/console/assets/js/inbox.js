@@ -75,6 +75,7 @@ function drawDetail(d) {
     ['skill', e.skill], ['path', diff.path || e.path], ['action', e.operation], ['scope', e.scope || diff.scope],
     ['staged by', who(e)], ['working folder', e.cwd], ['why', e.reason], ['staged at', e.createdAt || iso(e.createdMs)],
     ['base sha256', e.baseSha256], ['new sha256', e.newSha256],
+    ['evaluated', evaluated(diff.evaluation || e.evaluation, id)],
   ]));
   if (diff.note) add(box, h('p', { class: 'muted' }, vis(diff.note)));
   add(box, diffBlock(diff.diff, new Set(held.map((f) => f.line))));
@@ -85,6 +86,15 @@ function drawDetail(d) {
     h('button', { type: 'button', class: 'primary', key: 'approve', 'data-test': 'approve', onclick: () => act(['approve', id, ...accepted()], done), text: 'Approve' }),
     h('button', { type: 'button', class: 'danger', key: 'reject', 'data-test': 'reject', onclick: () => act(['reject', id], done), text: 'Reject' })));
   return box;
+}
+
+/** What `self-evolve eval --pending ID` found about this staged text, in one line. */
+function evaluated(ev, id) {
+  if (!ev) return `not yet (self-evolve eval SUITE --pending ${id})`;
+  const pct = (x) => `${x >= 0 ? '+' : ''}${Math.round(100 * x)}%`;
+  const against = (ev.arms || [])[1] || 'what it replaces';
+  const found = ev.verdict === 'a-better' ? `better than ${against}` : ev.verdict === 'b-better' ? `worse than ${against}` : `inconclusive against ${against}`;
+  return `${found}: ${pct(ev.difference)} [${pct(ev.interval[0])}, ${pct(ev.interval[1])}], p ${Number(ev.pValue).toFixed(3)}, ${ev.pairs} pairs`;
 }
 
 /** A checkbox per finding rule; a held write lands only with every rule accepted. */

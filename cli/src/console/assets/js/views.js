@@ -1,4 +1,4 @@
-// self-evolve console, part 5 of 5: reviews, the gate, the curator, then polling and start.
+// self-evolve console, part 5 of 5: reviews, the gate, the curator, evaluations, then polling and start.
 // Classic scripts loaded in order (index.html); they share one global scope.
 'use strict';
 
@@ -117,6 +117,37 @@ function drawCurator({ last, next }) {
     h('h3', { text: 'What the next pass would do (dry run)' }), report(next));
 }
 
+// ---------------------------------------------------------------- evaluations
+
+const pct = (x) => (typeof x === 'number' && isFinite(x) ? `${x >= 0 ? '+' : ''}${Math.round(100 * x)}%` : '—');
+const rate = (r) => (r && r.runs ? `${r.successes}/${r.runs} [${Math.round(100 * r.interval[0])}–${Math.round(100 * r.interval[1])}%]` : '—');
+const paired = (p) => (p ? `${pct(p.difference)} [${pct(p.interval[0])}, ${pct(p.interval[1])}] · p ${Number(p.pValue).toFixed(3)} · ${p.verdict}` : '—');
+
+/** Each evaluation `self-evolve eval` left: its facts, its chart (drawn by the server), its tasks. */
+function drawEvals(ans) {
+  const list = Array.isArray(ans.evaluations) ? ans.evaluations : [];
+  if (!list.length) {
+    return h('section', {}, heading('Evaluations'),
+      h('p', { class: 'muted', text: 'No evaluations yet. `self-evolve eval SUITE --skill NAME` compares the agent with and without a skill (docs/eval.md).' }));
+  }
+  return h('section', {}, heading('Evaluations'), list.map((e) => {
+    const arms = Array.isArray(e.arms) ? e.arms : [];
+    const chart = typeof e.chart === 'string' && /^\/api\/eval\/[0-9a-f]{16}\.svg$/.test(e.chart) ? e.chart : null;
+    const tokens = (t) => (t && t.runs ? `${t.total} over ${t.runs} runs` : 'none reported');
+    return h('article', { class: 'evaluation', 'data-test': 'evaluation', key: `eval-${e.key}` },
+      h('h3', {}, vis(`${arms[0] || 'A'} against ${arms[1] || 'B'}`)),
+      facts([['at', iso(e.at)], ['suite sha256', e.suiteSha256], ['agent', e.agent],
+        ['repetitions', e.repeat], ['complete', e.complete ? 'yes' : 'no: run the same command again to finish'],
+        ['A success', rate(e.a)], ['B success', rate(e.b)], ['paired', paired(e.overall)],
+        ['pairs to decide', e.overall && e.overall.pairsToDecide], ['not checked', e.notChecked],
+        ['tokens A', tokens((e.tokens || [])[0])], ['tokens B', tokens((e.tokens || [])[1])]]),
+      chart ? h('div', { class: 'charts' }, h('figure', {}, h('img', { src: `${chart}?v=${encodeURIComponent(state.stamp || '')}`, alt: `Paired difference per task: ${arms[0] || 'A'} against ${arms[1] || 'B'}`, 'data-test': 'eval-chart' }),
+        h('figcaption', { text: 'Each task\'s success rate with A minus with B, with its 95% interval; overall last.' }))) : null,
+      table(`Tasks of ${e.key}`, [['task', (t) => t.id], ['A success', (t) => rate(t.a)], ['B success', (t) => rate(t.b)], ['A − B paired', (t) => paired(t.paired)]],
+        Array.isArray(e.tasks) ? e.tasks : []));
+  }));
+}
+
 // ---------------------------------------------------------------- polling and start
 
 /** Every 2 s: when the home's stamp changed, reload the current view (and the inbox count). */
@@ -184,6 +215,7 @@ const VIEWS = {
   review: { tab: 'reviews', load: (id) => read(['reviews', id]), draw: drawReview },
   gate: { tab: 'gate', load: async () => (await request('/api/gate')).body || {}, draw: drawGate },
   curator: { tab: 'curator', load: loadCurator, draw: drawCurator },
+  evals: { tab: 'evals', load: async () => (await request('/api/evals')).body || {}, draw: drawEvals },
 };
 
 init();
