@@ -404,3 +404,47 @@ fn a_staged_write_that_cannot_be_evaluated_is_refused_and_nothing_is_recorded() 
     }
     assert!(!home.join("self-evolve/eval").exists(), "a refused evaluation records nothing");
 }
+
+#[test]
+fn a_task_at_a_git_ref_runs_in_a_clone_cut_off_from_the_users_repository() {
+    let dir = tempfile::tempdir().unwrap();
+    let (home, _) = setup(dir.path(), "plain", "Nothing.", 1, 0);
+    let repo = dir.path().join("repo");
+    let git = |args: &[&str]| {
+        let out = Command::new("git").arg("-C").arg(&repo).args(args).output().unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    std::fs::create_dir_all(&repo).unwrap();
+    git(&["init", "--quiet", "--initial-branch", "main"]);
+    git(&["config", "user.email", "t@example.com"]);
+    git(&["config", "user.name", "t"]);
+    // v1 holds `easy` (the fake agent solves it) and a link out of the repository; main has neither.
+    std::fs::write(repo.join("easy"), "").unwrap();
+    std::os::unix::fs::symlink(home.join("skills"), repo.join("out")).unwrap();
+    git(&["add", "-A"]);
+    git(&["commit", "--quiet", "-m", "v1"]);
+    git(&["tag", "v1"]);
+    git(&["rm", "--quiet", "easy", "out"]);
+    git(&["commit", "--quiet", "-m", "v2"]);
+    let head = git(&["rev-parse", "HEAD"]);
+    // The check passes only in a clone with no remote whose `out` is a plain file.
+    let check = "test -f done && test -z \"$(git remote)\" && test ! -L out";
+    let suite = dir.path().join("git.jsonl");
+    let task =
+        |id: &str, r: &str| serde_json::json!({"id": id, "prompt": "p", "folder": "repo", "ref": r, "check": check});
+    std::fs::write(&suite, format!("{}\n{}\n", task("old", "v1"), task("new", "main"))).unwrap();
+    let report = eval(&home, &suite, &["--skill", "plain", "--repeat", "1"]);
+    let successes =
+        |i: usize| (report["tasks"][i]["a"]["successes"].as_u64(), report["tasks"][i]["b"]["successes"].as_u64());
+    assert_eq!((successes(0), successes(1)), ((Some(1), Some(1)), (Some(0), Some(0))), "{report}");
+    assert_eq!(report["notChecked"], 0, "{report}");
+    // The user's repository is as it was.
+    assert_eq!((git(&["rev-parse", "HEAD"]), git(&["status", "--porcelain"])), (head, String::new()));
+
+    // A ref that names no commit is refused before any run.
+    std::fs::write(&suite, format!("{}\n", task("gone", "no-such-branch"))).unwrap();
+    let out = cli(&home).arg("eval").arg(&suite).args(["--agent", &fake_agent(), "--skill", "plain"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("`no-such-branch` names no commit"), "{stderr}");
+}

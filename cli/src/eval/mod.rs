@@ -88,6 +88,11 @@ pub fn evaluate(options: &Options, interrupted: &Arc<AtomicBool>, children: &run
             (arms, options.skill.clone().map(Subject::Skill))
         }
     };
+    for task in &suite.tasks {
+        if let Some(git_ref) = &task.git_ref {
+            run::commit_of(&task.folder, git_ref).with_context(|| format!("task `{}`", task.id))?;
+        }
+    }
     let dir = results_dir(&options.home, &suite, &words, &arms);
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let runs_path = dir.join("runs.jsonl");

@@ -131,7 +131,10 @@ pub fn run(task: &super::suite::Task, setup: &Setup) -> Result<Outcome> {
     let started = Instant::now();
     let work = tempfile::Builder::new().prefix("self-evolve-eval-").tempdir()?;
     let copy = work.path().join("work");
-    copy_tree(&task.folder, &copy).with_context(|| format!("copying {}", task.folder.display()))?;
+    match &task.git_ref {
+        Some(git_ref) => clone_at(&task.folder, git_ref, &copy)?,
+        None => copy_tree(&task.folder, &copy).with_context(|| format!("copying {}", task.folder.display()))?,
+    }
     let argv: Vec<String> =
         setup.template.iter().map(|w| w.replace("{prompt}", &task.prompt).replace("{task}", &task.id)).collect();
     let mut agent = Command::new(&argv[0]);
@@ -194,6 +197,51 @@ fn spawn_bounded(mut command: Command, cwd: &Path, setup: &Setup) -> Result<Opti
     kill_group(pid);
     setup.children.remove(pid);
     Ok(status)
+}
+
+/// A fresh clone of the repository `from` at `git_ref` in `to`, cut off from it: objects copied,
+/// not linked; no remote, so nothing the agent does (a push, say) reaches the user's repository;
+/// links checked out as plain files (none points into the user's checkout); no hooks run.
+fn clone_at(from: &Path, git_ref: &str, to: &Path) -> Result<()> {
+    let commit = commit_of(from, git_ref)?;
+    git(&[
+        os("clone"),
+        os("--quiet"),
+        os("--no-hardlinks"),
+        os("--no-checkout"),
+        os("--"),
+        from.as_os_str(),
+        to.as_os_str(),
+    ])
+    .with_context(|| format!("cloning {}", from.display()))?;
+    git(&[os("-C"), to.as_os_str(), os("checkout"), os("--quiet"), os("--detach"), os(&commit)])
+        .with_context(|| format!("checking out {commit} ({git_ref}) of {}", from.display()))?;
+    git(&[os("-C"), to.as_os_str(), os("remote"), os("remove"), os("origin")]).map(drop)
+}
+
+/// The commit `git_ref` names in the repository `repo` (any of its branches, tags or revisions):
+/// checked for every task before an evaluation starts, and checked out by its hash in a clone.
+pub fn commit_of(repo: &Path, git_ref: &str) -> Result<String> {
+    let spec = format!("{git_ref}^{{commit}}");
+    git(&[os("-C"), repo.as_os_str(), os("rev-parse"), os("--verify"), os("--end-of-options"), os(&spec)])
+        .with_context(|| format!("`{git_ref}` names no commit of {}", repo.display()))
+}
+
+fn os(s: &str) -> &std::ffi::OsStr {
+    std::ffi::OsStr::new(s)
+}
+
+fn git(args: &[&std::ffi::OsStr]) -> Result<String> {
+    let out = Command::new("git")
+        .args(["-c", "core.symlinks=false", "-c", "core.hooksPath=/dev/null", "-c", "advice.detachedHead=false"])
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .context("running git (a task with a `ref` needs git on PATH)")?;
+    if !out.status.success() {
+        bail!("{}", String::from_utf8_lossy(&out.stderr).trim());
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
 /// Copies regular files and folders; a link or a special file in a task's folder is refused (a

@@ -17,6 +17,10 @@ pub struct Task {
     pub prompt: String,
     /// The folder each run works in, copied fresh (relative to the suite file).
     pub folder: PathBuf,
+    /// With a ref, `folder` is a git repository, and each run works in a fresh clone of it
+    /// checked out at this ref (a branch, tag or commit) instead of a copy.
+    #[serde(default, rename = "ref")]
+    pub git_ref: Option<String>,
     /// Run with `sh -c` in the run's copy once the agent is done; exit 0 is success.
     pub check: String,
     /// The skills the task is about (shown in the report).
@@ -102,6 +106,16 @@ fn check(tasks: &mut [Task], base: &Path) -> Result<()> {
         if !meta.is_dir() {
             bail!("task `{}`: {} is not a folder (a link is not followed)", task.id, folder.display());
         }
+        if let Some(git_ref) = &task.git_ref {
+            // Given to git as one argument after `--detach`: never an option, never two words.
+            let ref_ok = !git_ref.is_empty()
+                && git_ref.len() <= 256
+                && !git_ref.starts_with('-')
+                && !git_ref.chars().any(|c| c.is_whitespace() || c.is_control());
+            if !ref_ok {
+                bail!("task `{}`: ref `{}` is not a branch, tag or commit name", task.id, git_ref.escape_debug());
+            }
+        }
         task.folder = std::path::absolute(&folder)?;
     }
     Ok(())
@@ -165,6 +179,8 @@ mod tests {
             ("tasks:\n  - {id: a, prompt: p, folder: missing, check: c}\n", "its folder"),
             ("tasks:\n  - {id: a, prompt: p, folder: repo, check: ''}\n", "`check` is empty"),
             ("tasks:\n  - {id: a, prompt: p, folder: repo, check: c, env: x}\n", "unknown field"),
+            ("tasks:\n  - {id: a, prompt: p, folder: repo, check: c, ref: --upload-pack=x}\n", "ref `--upload-pack=x`"),
+            ("tasks:\n  - {id: a, prompt: p, folder: repo, check: c, ref: 'main x'}\n", "ref `main x`"),
         ] {
             std::fs::write(&yaml, text).unwrap();
             let err = format!("{:#}", load(&yaml).unwrap_err());
