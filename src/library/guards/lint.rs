@@ -4,7 +4,7 @@
 
 use crate::library::guards::finding::{Finding, Severity};
 use regex::Regex;
-use self_evolve_scan::{FILTERED, LineCounter, Prefilter};
+use self_evolve_scan::{LineCounter, Prefilter};
 use std::ops::ControlFlow;
 use std::sync::OnceLock;
 
@@ -46,14 +46,16 @@ fn destructive() -> &'static [Regex] {
     })
 }
 
-/// Destructive shell and SQL idioms, as warnings.
+/// Destructive shell and SQL idioms, as warnings: only the lines that hold a command word are
+/// given to the rules (`by_command_lines`). The regex crate is built without its literal
+/// prefilters (they cost the component ~130 KB), so no build has a faster whole-text search.
 pub fn scan_destructive(text: &str) -> Vec<Finding> {
-    if FILTERED { by_command_lines(text) } else { by_rule(text) }
+    by_command_lines(text)
 }
 
 /// The words a destructive idiom starts with, at a word boundary (`drop` and `truncate` in any
 /// case): every rule's match begins with one of them.
-const COMMAND_WORDS: &[&str] = &["rm", "git", "drop", "truncate", "curl", "wget", "chmod", "mkfs", "dd"];
+const COMMAND_WORDS: [&str; 9] = ["rm", "git", "drop", "truncate", "curl", "wget", "chmod", "mkfs", "dd"];
 
 fn finding(id: &'static str, what: &str, line: usize, matched: &str) -> Finding {
     Finding {
@@ -65,8 +67,9 @@ fn finding(id: &'static str, what: &str, line: usize, matched: &str) -> Finding 
     }
 }
 
-/// Each rule's regex over the whole text, findings in line order (regex's own literal search
-/// is fast where it has x86 or aarch64 SIMD).
+/// Each rule's regex over the whole text, findings in line order: the oracle the tests hold
+/// `by_command_lines` to.
+#[cfg(test)]
 fn by_rule(text: &str) -> Vec<Finding> {
     let mut findings = Vec::new();
     for ((id, what, _), regex) in DESTRUCTIVE_RULES.iter().zip(destructive()) {
@@ -80,42 +83,94 @@ fn by_rule(text: &str) -> Vec<Finding> {
 }
 
 /// The same findings, in the same order, from one pass: the prefilter finds where a command
-/// word may start, and only a line holding one at a word boundary is given to the rules. No
-/// rule's match crosses a line (each reads at most to the line's newline), so a line without a
-/// command word holds none. In the component this replaces eight passes of regex searches
-/// that had no SIMD literal search there.
+/// word may start, and only a line holding one at a word boundary is given to the rules: those
+/// whose words it holds (`RULE_WORDS`), from the first of them on. No rule's match crosses a line (each
+/// reads at most to the line's newline), so a line without a command word holds none. It
+/// replaces eight passes of regex searches over the whole text.
 fn by_command_lines(text: &str) -> Vec<Finding> {
     static WORDS: OnceLock<Prefilter> = OnceLock::new();
     let words = WORDS.get_or_init(|| {
-        let spellings: Vec<String> =
-            COMMAND_WORDS.iter().flat_map(|w| [w.to_string(), w.to_ascii_uppercase()]).collect();
+        // `drop` and `truncate` match in any case: their first two letters in every case find
+        // them (`DrOp` too); the other words as written and in capitals.
+        let mut spellings: Vec<String> = Vec::new();
+        for w in COMMAND_WORDS {
+            if ANY_CASE.contains(&w) {
+                let (a, b) = (w.as_bytes()[0] as char, w.as_bytes()[1] as char);
+                for x in [a, a.to_ascii_uppercase()] {
+                    for y in [b, b.to_ascii_uppercase()] {
+                        spellings.push(format!("{x}{y}"));
+                    }
+                }
+            } else {
+                spellings.extend([w.to_string(), w.to_ascii_uppercase()]);
+            }
+        }
         Prefilter::new(&spellings.iter().map(|w| w.as_bytes()).collect::<Vec<_>>())
     });
     let b = text.as_bytes();
-    let word_byte = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
     let mut findings = Vec::new();
     let mut lines = LineCounter::default();
     words.candidates(b, |pos| {
-        let starts_word = pos == 0 || !word_byte(b[pos - 1]);
-        let command = starts_word
-            && COMMAND_WORDS.iter().any(|w| {
-                b.get(pos..pos + w.len()).is_some_and(|s| s.eq_ignore_ascii_case(w.as_bytes()))
-                    && !b.get(pos + w.len()).is_some_and(|&c| word_byte(c))
-            });
-        if !command {
+        if command_at(b, pos).is_none() {
             return ControlFlow::Continue(pos + 1);
         }
         let start = b[..pos].iter().rposition(|&c| c == b'\n').map_or(0, |i| i + 1);
         let end = b[pos..].iter().position(|&c| c == b'\n').map_or(b.len(), |i| pos + i + 1);
         let line = lines.line_at(text, start);
-        for ((id, what, _), regex) in DESTRUCTIVE_RULES.iter().zip(destructive()) {
-            for m in regex.find_iter(&text[start..end]) {
+        let first = words_on(&b[start..end]);
+        for (((id, what, _), regex), wanted) in DESTRUCTIVE_RULES.iter().zip(destructive()).zip(RULE_WORDS) {
+            // A rule's matches start at one of its words, so none before the first of them:
+            // the search starts there (a word boundary, as the rule's leading `\b` needs).
+            let Some(from) = (0..COMMAND_WORDS.len()).filter(|i| wanted & 1 << i != 0).filter_map(|i| first[i]).min()
+            else {
+                continue;
+            };
+            for m in regex.find_iter(&text[start + from..end]) {
                 findings.push(finding(id, what, line, m.as_str()));
             }
         }
         ControlFlow::Continue(end)
     });
     findings
+}
+
+/// The command words matched in any case (the others are as the rules write them, or in capitals,
+/// which no rule matches but which cost nothing to look at).
+const ANY_CASE: [&str; 2] = ["drop", "truncate"];
+
+/// Which of `COMMAND_WORDS` each rule's match starts with, as bits of their indices, in
+/// `DESTRUCTIVE_RULES`' order (`words_on` returns one position per word: nine).
+const RULE_WORDS: [u16; 8] = [1 << 0, 1 << 1, 1 << 1, 1 << 2 | 1 << 3, 1 << 4 | 1 << 5, 1 << 6, 1 << 7, 1 << 8];
+
+fn word_byte(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_'
+}
+
+/// The index in `COMMAND_WORDS` of the word standing alone at `pos` (a word boundary on either
+/// side), in any case.
+fn command_at(b: &[u8], pos: usize) -> Option<usize> {
+    if pos > 0 && word_byte(b[pos - 1]) {
+        return None;
+    }
+    COMMAND_WORDS.iter().position(|w| {
+        b.get(pos..pos + w.len()).is_some_and(|s| s.eq_ignore_ascii_case(w.as_bytes()))
+            && !b.get(pos + w.len()).is_some_and(|&c| word_byte(c))
+    })
+}
+
+/// Where in `line` each of `COMMAND_WORDS` first stands alone, if it does: one pass, looking
+/// only where a word starts.
+fn words_on(line: &[u8]) -> [Option<usize>; COMMAND_WORDS.len()] {
+    let mut first = [None; COMMAND_WORDS.len()];
+    for pos in 0..line.len() {
+        if (pos == 0 || !word_byte(line[pos - 1]))
+            && word_byte(line[pos])
+            && let Some(i) = command_at(line, pos)
+        {
+            first[i].get_or_insert(pos);
+        }
+    }
+    first
 }
 
 /// Advice on the skill's usefulness: body length and a "when to use" cue.

@@ -88,6 +88,12 @@ fn one_pass_over_command_lines_finds_what_each_rule_finds_over_the_text() {
     let text = "rm -rf /\ngit push --force origin main\nDROP TABLE users;\n".repeat(50);
     assert_eq!(by_command_lines(&text).len(), 150);
     assert_eq!(by_command_lines(&text), by_rule(&text));
+    // SQL words in any case: the component once missed `Drop table`.
+    for text in ["Drop table users;", "x\n  tRuNcAtE TABLE t;\n", "DrOp DATABASE d", "dropped table t; truncated table"]
+    {
+        assert_eq!(by_command_lines(text), by_rule(text), "{text:?}");
+    }
+    assert_eq!(by_command_lines("Drop table users;\nx\n  tRuNcAtE TABLE t;").len(), 2);
     for text in ["", "rm -rf /", "dd if=/dev/zero of=/dev/sda", "x\nrm -rf ~", "\n\n\nchmod 777 f"] {
         assert_eq!(by_command_lines(text), by_rule(text), "{text:?}");
     }
