@@ -13,8 +13,16 @@ fn main() {
     println!("cargo:rerun-if-changed={}", checkout.display());
     println!("cargo:rerun-if-changed={}", packaged.display());
     let bytes = std::fs::read(&checkout).or_else(|_| std::fs::read(&packaged)).unwrap_or_default();
-    let out = PathBuf::from(std::env::var_os("OUT_DIR").unwrap_or_default()).join("embedded.wasm");
-    if let Err(err) = std::fs::write(&out, bytes) {
+    let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").unwrap_or_default());
+    // Its sha256, so a process finds its compiled-code cache entry without hashing 2 MB at every
+    // start (a millisecond of a hook process).
+    let sha256: String = {
+        use sha2::Digest;
+        sha2::Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect()
+    };
+    let written = std::fs::write(out_dir.join("embedded.wasm"), bytes)
+        .and_then(|()| std::fs::write(out_dir.join("embedded.sha256"), sha256));
+    if let Err(err) = written {
         println!("cargo:warning=could not embed the component: {err}");
     }
 }

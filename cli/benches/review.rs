@@ -38,7 +38,8 @@ fn plugin(config: &str, home: &std::path::Path, owner: bool) -> anyhow::Result<P
 }
 
 /// A process per event, as Claude Code runs hooks: `self-evolve hook` from spawn to exit
-/// (load the cached compiled component, instantiate, init, the event, the tick, the log).
+/// (load the cached compiled component, instantiate, init, the event, the tick, the log), as
+/// `self-evolve setup` installs it.
 fn live_processes() -> anyhow::Result<()> {
     let home = tempfile::tempdir()?;
     let project = tempfile::tempdir()?;
@@ -47,9 +48,9 @@ fn live_processes() -> anyhow::Result<()> {
         let event = serde_json::json!({"session_id": "bench", "cwd": project.path(), "hook_event_name": name,
             "prompt": "use pnpm", "tool_name": "Bash", "tool_input": {"command": "make"}, "tool_response": "ok"});
         let t = Instant::now();
+        // The component embedded at build time (`./build.sh`'s dist), without `--wasm`: how
+        // `self-evolve setup` installs the hook.
         let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_self-evolve"))
-            .args(["--wasm"])
-            .arg(wasm())
             .args(["hook", "--home"])
             .arg(home.path())
             .stdin(std::process::Stdio::piped())

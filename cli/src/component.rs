@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 
 /// The component embedded at build time; empty when the host was built without one.
 pub static EMBEDDED: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/embedded.wasm"));
+/// Its sha256 in hex, computed by `build.rs`.
+static EMBEDDED_SHA256: &str = include_str!(concat!(env!("OUT_DIR"), "/embedded.sha256"));
 
 const CHECKOUT_PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../dist/self-evolve.wasm");
 
@@ -29,7 +31,10 @@ impl Source {
 
     pub fn bytes(&self) -> Result<std::borrow::Cow<'static, [u8]>> {
         match self {
-            Source::Embedded => Ok(std::borrow::Cow::Borrowed(EMBEDDED)),
+            Source::Embedded => {
+                self_evolve_host::engine::known_sha256(EMBEDDED, EMBEDDED_SHA256);
+                Ok(std::borrow::Cow::Borrowed(EMBEDDED))
+            }
             Source::File(path) => read(path).map(std::borrow::Cow::Owned),
         }
     }
@@ -65,5 +70,16 @@ mod tests {
             Source::File(path) => assert!(path.is_absolute(), "{}", path.display()),
         }
         assert!(Path::new(CHECKOUT_PATH).is_absolute());
+    }
+
+    #[test]
+    fn the_embedded_components_digest_from_the_build_is_its_sha256() {
+        let engine = self_evolve_host::engine::engine().unwrap();
+        // A copy: other bytes at another address, so their digest is computed.
+        let copy = EMBEDDED.to_vec();
+        let hashed = self_evolve_host::engine::cache_key(engine, &copy);
+        Source::Embedded.bytes().unwrap();
+        assert_eq!(self_evolve_host::engine::cache_key(engine, EMBEDDED), hashed);
+        assert_eq!(EMBEDDED_SHA256.len(), 64);
     }
 }

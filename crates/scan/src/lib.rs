@@ -65,15 +65,46 @@ enum Probe {
 pub const FILTERED: bool = cfg!(all(target_arch = "wasm32", target_feature = "simd128"));
 
 struct Scanner {
-    /// The anchors' DFA for `find_iter`, where not `FILTERED` (and in tests, which compare the
-    /// two searches).
-    anchors: Option<AhoCorasick>,
+    /// The anchors' automata for `find_iter`, where not `FILTERED` (and in tests, which compare
+    /// the two searches).
+    anchors: Option<Anchors>,
     /// The candidate filter, where `FILTERED` (and in tests).
     teddy: Option<Teddy>,
     /// Per anchor pattern, the probes it triggers.
     probes: Vec<Vec<Probe>>,
     /// Per token rule, its pattern anchored at the token's start.
     tokens: Vec<OnceLock<Regex>>,
+}
+
+/// The anchors as Aho-Corasick automata, each built on first use: a short text (a prompt a hook
+/// redacts, a log line) is searched with the NFA, which builds in a fraction of the DFA's time
+/// (the DFA was a tenth of a hook process); a long one with the DFA, which searches faster. Both
+/// find the same matches (leftmost-longest over the same patterns).
+struct Anchors {
+    patterns: Vec<String>,
+    nfa: OnceLock<AhoCorasick>,
+    dfa: OnceLock<AhoCorasick>,
+}
+
+/// Texts at least this long are searched with the DFA.
+const DFA_FROM_BYTES: usize = 64 << 10;
+
+impl Anchors {
+    fn for_text(&self, len: usize) -> &AhoCorasick {
+        let (cell, kind) = if len >= DFA_FROM_BYTES {
+            (&self.dfa, AhoCorasickKind::DFA)
+        } else {
+            (&self.nfa, AhoCorasickKind::ContiguousNFA)
+        };
+        cell.get_or_init(|| {
+            // Built-in patterns: a failure here is a bug caught by the unit tests, never input.
+            AhoCorasick::builder()
+                .match_kind(MatchKind::LeftmostLongest)
+                .kind(Some(kind))
+                .build(&self.patterns)
+                .unwrap_or_else(|e| panic!("scanner anchors: {e}"))
+        })
+    }
 }
 
 /// Every anchor the automaton searches for, and per anchor the probes it triggers.
@@ -128,12 +159,10 @@ fn scanner() -> &'static Scanner {
     SCANNER.get_or_init(|| {
         let (patterns, probes) = anchor_table();
         // Built-in patterns: a failure here is a bug caught by the unit tests, never input.
-        let anchors = (cfg!(test) || !FILTERED).then(|| {
-            AhoCorasick::builder()
-                .match_kind(MatchKind::LeftmostLongest)
-                .kind(Some(AhoCorasickKind::DFA))
-                .build(&patterns)
-                .unwrap_or_else(|e| panic!("scanner anchors: {e}"))
+        let anchors = (cfg!(test) || !FILTERED).then(|| Anchors {
+            patterns: patterns.clone(),
+            nfa: OnceLock::new(),
+            dfa: OnceLock::new(),
         });
         // Compiled on a rule's first candidate: most texts (and every log line) reach few rules,
         // and compiling all of them up front cost every fresh process its start-up time.
@@ -152,7 +181,7 @@ fn each_anchor(s: &Scanner, b: &[u8], mut found: impl FnMut(usize, usize) -> Con
     match (&s.teddy, &s.anchors) {
         (Some(teddy), _) if FILTERED => filtered_anchors(teddy, b, found),
         (_, Some(anchors)) => {
-            for m in anchors.find_iter(b) {
+            for m in anchors.for_text(b.len()).find_iter(b) {
                 if found(m.start(), m.pattern().as_usize()).is_break() {
                     return;
                 }

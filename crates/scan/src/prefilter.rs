@@ -317,7 +317,7 @@ impl Tables {
 /// go together; each group goes where it adds least to its bucket's chance of accepting a
 /// position of prose, the groups most likely to accept first.
 fn assign_buckets<'p>(patterns: &[&'p [u8]]) -> Vec<Vec<&'p [u8]>> {
-    let weights = nibble_weights();
+    let weights = Weights::new();
     let mut groups: Vec<Group<'p>> = Vec::new();
     for &p in patterns {
         let key: Vec<u8> = p.iter().take(WIDTH).map(u8::to_ascii_lowercase).collect();
@@ -331,25 +331,58 @@ fn assign_buckets<'p>(patterns: &[&'p [u8]]) -> Vec<Vec<&'p [u8]>> {
         groups[at].members.push(p);
         groups[at].masks.add(p);
     }
-    groups.sort_by(|a, b| {
-        b.masks.acceptance(&weights).total_cmp(&a.masks.acceptance(&weights)).then_with(|| a.key.cmp(&b.key))
-    });
+    // Each group's acceptance once, not at every comparison of the sort.
+    let mut ranked: Vec<(f64, Group<'p>)> = groups.into_iter().map(|g| (g.masks.acceptance(&weights), g)).collect();
+    ranked.sort_by(|(a, ga), (b, gb)| b.total_cmp(a).then_with(|| ga.key.cmp(&gb.key)));
     let mut buckets: Vec<Group<'p>> = (0..16).map(|_| Group::default()).collect();
-    for group in groups {
-        let cost = |bucket: &Masks| {
-            let before = if bucket.is_empty() { 0.0 } else { bucket.acceptance(&weights) };
-            bucket.union(&group.masks).acceptance(&weights) - before
-        };
-        let mut best = 0;
+    // Each bucket's acceptance now, kept as groups join it (an empty bucket accepts nothing).
+    let mut accepts = [0.0f64; 16];
+    for (_, group) in ranked {
+        let cost = |k: usize| buckets[k].masks.union(&group.masks).acceptance(&weights) - accepts[k];
+        let mut best = (0, cost(0));
         for k in 1..buckets.len() {
-            if cost(&buckets[k].masks) < cost(&buckets[best].masks) {
-                best = k;
+            let c = cost(k);
+            if c < best.1 {
+                best = (k, c);
             }
         }
-        buckets[best].masks = buckets[best].masks.union(&group.masks);
-        buckets[best].members.extend(group.members);
+        let bucket = &mut buckets[best.0];
+        bucket.masks = bucket.masks.union(&group.masks);
+        accepts[best.0] = bucket.masks.acceptance(&weights);
+        bucket.members.extend(group.members);
     }
     buckets.into_iter().map(|b| b.members).collect()
+}
+
+/// `nibble_weights` summed ahead for `Masks::acceptance`: `sums[h][half][byte]` is the weight
+/// of the nibble pairs `(h, l)` for every low nibble `l` whose bit is set in `byte`, the low
+/// (`half` 0) or high (1) eight bits of a low-nibble mask. Building a prefilter costs a few
+/// thousand additions instead of a million (it happens at every process start).
+struct Weights {
+    sums: [[[f64; 256]; 2]; 16],
+}
+
+impl Weights {
+    fn new() -> Weights {
+        let w = nibble_weights();
+        let mut sums = [[[0.0; 256]; 2]; 16];
+        for (h, by_half) in sums.iter_mut().enumerate() {
+            for (half, by_byte) in by_half.iter_mut().enumerate() {
+                for (byte, sum) in by_byte.iter_mut().enumerate() {
+                    *sum = (0..8).filter(|b| byte & (1 << b) != 0).map(|b| w[h][half * 8 + b]).sum();
+                }
+            }
+        }
+        Weights { sums }
+    }
+
+    /// The share of prose bytes whose high nibble is in `hi` and low nibble in `lo`.
+    fn share(&self, hi: u16, lo: u16) -> f64 {
+        (0..16)
+            .filter(|h| hi & (1 << h) != 0)
+            .map(|h| self.sums[h][0][usize::from(lo & 0xFF)] + self.sums[h][1][usize::from(lo >> 8)])
+            .sum()
+    }
 }
 
 /// Patterns that share their first bytes but for case, and what their tables accept.
@@ -387,19 +420,10 @@ impl Masks {
         }
     }
 
-    fn is_empty(&self) -> bool {
-        self.lo.iter().all(|&m| m == 0)
-    }
-
     /// The chance this bucket accepts a position of prose: per tested byte, the share of
     /// prose bytes its nibbles let through, multiplied.
-    fn acceptance(&self, weights: &[[f64; 16]; 16]) -> f64 {
-        (0..WIDTH)
-            .map(|j| {
-                let bits = |m: u16| (0..16).filter(move |n| m & (1 << n) != 0);
-                bits(self.hi[j]).flat_map(|h| bits(self.lo[j]).map(move |l| weights[h][l])).sum::<f64>()
-            })
-            .product()
+    fn acceptance(&self, weights: &Weights) -> f64 {
+        (0..WIDTH).map(|j| weights.share(self.hi[j], self.lo[j])).product()
     }
 }
 

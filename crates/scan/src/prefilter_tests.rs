@@ -9,13 +9,14 @@ use crate::tests::samples;
 use wasm_bindgen_test::wasm_bindgen_test as test;
 
 fn by_find_iter(b: &[u8]) -> Vec<(usize, usize)> {
-    scanner()
-        .anchors
-        .as_ref()
-        .expect("built in tests")
-        .find_iter(b)
-        .map(|m| (m.start(), m.pattern().as_usize()))
-        .collect()
+    let anchors = scanner().anchors.as_ref().expect("built in tests");
+    let found = |len: usize| -> Vec<(usize, usize)> {
+        anchors.for_text(len).find_iter(b).map(|m| (m.start(), m.pattern().as_usize())).collect()
+    };
+    // The NFA (short texts) and the DFA (long ones) find the same anchors.
+    let nfa = found(0);
+    assert_eq!(nfa, found(usize::MAX), "{:?}", String::from_utf8_lossy(b));
+    nfa
 }
 
 fn by_prefilter(b: &[u8]) -> Vec<(usize, usize)> {

@@ -90,21 +90,11 @@ fn by_rule(text: &str) -> Vec<Finding> {
 fn by_command_lines(text: &str) -> Vec<Finding> {
     static WORDS: OnceLock<Prefilter> = OnceLock::new();
     let words = WORDS.get_or_init(|| {
-        // `drop` and `truncate` match in any case: their first two letters in every case find
-        // them (`DrOp` too); the other words as written and in capitals.
-        let mut spellings: Vec<String> = Vec::new();
-        for w in COMMAND_WORDS {
-            if ANY_CASE.contains(&w) {
-                let (a, b) = (w.as_bytes()[0] as char, w.as_bytes()[1] as char);
-                for x in [a, a.to_ascii_uppercase()] {
-                    for y in [b, b.to_ascii_uppercase()] {
-                        spellings.push(format!("{x}{y}"));
-                    }
-                }
-            } else {
-                spellings.extend([w.to_string(), w.to_ascii_uppercase()]);
-            }
-        }
+        // As written and in capitals; the prefilter groups a pattern's spellings by their
+        // lowercase into one bucket, so `Drop` and `DrOp` pass its tables too, and `command_at`
+        // compares in any case (`drop` and `truncate` match in any case).
+        let spellings: Vec<String> =
+            COMMAND_WORDS.iter().flat_map(|w| [w.to_string(), w.to_ascii_uppercase()]).collect();
         Prefilter::new(&spellings.iter().map(|w| w.as_bytes()).collect::<Vec<_>>())
     });
     let b = text.as_bytes();
@@ -133,10 +123,6 @@ fn by_command_lines(text: &str) -> Vec<Finding> {
     });
     findings
 }
-
-/// The command words matched in any case (the others are as the rules write them, or in capitals,
-/// which no rule matches but which cost nothing to look at).
-const ANY_CASE: [&str; 2] = ["drop", "truncate"];
 
 /// Which of `COMMAND_WORDS` each rule's match starts with, as bits of their indices, in
 /// `DESTRUCTIVE_RULES`' order (`words_on` returns one position per word: nine).
