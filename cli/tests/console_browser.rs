@@ -350,14 +350,7 @@ fn operator_session(driver: &Driver, home: &Home, console: &Console) -> Result<(
 
     // The gate's charts: four images drawn by the server, loaded.
     open_tab(&s, "gate")?;
-    s.wait("four loaded gate charts", WAIT, || {
-        let loaded = s.script(
-            "const imgs = [...document.querySelectorAll('[data-test=gate-chart]')];
-             return imgs.length === 4 && imgs.every(i => i.complete && i.naturalWidth > 0 && i.alt);",
-            vec![],
-        )?;
-        Ok((loaded == true).then_some(()))
-    })?;
+    wait_images(&s, "gate-chart", 4)?;
     shots.extend(screenshots(&s, "gate", "main", None)?);
 
     // A staged write evaluated by `self-evolve eval --pending` (issue 40 items 3 and 6): the
@@ -379,14 +372,7 @@ fn operator_session(driver: &Driver, home: &Home, console: &Console) -> Result<(
     select_row(&s, &helpful, "HELPS")?;
     wait_text(&s, "[data-test=fact-evaluated]", "better than without eval-helper: +100% [")?;
     open_tab(&s, "evals")?;
-    s.wait("the evaluation's chart, loaded", WAIT, || {
-        let loaded = s.script(
-            "const imgs = [...document.querySelectorAll('[data-test=eval-chart]')];
-             return imgs.length === 1 && imgs.every(i => i.complete && i.naturalWidth > 0 && i.alt);",
-            vec![],
-        )?;
-        Ok((loaded == true).then_some(()))
-    })?;
+    wait_images(&s, "eval-chart", 1)?;
     let shown = wait_text(&s, "[data-test=evaluation]", "a-better")?;
     ensure!(
         shown.contains(&format!("eval-helper as staged ({helpful}) against without eval-helper"))

@@ -177,3 +177,16 @@ pub fn screenshots(s: &Session, name: &str, text_css: &str, show: Option<&str>) 
     s.color_scheme(false)?;
     Ok(saved)
 }
+
+/// Waits for `count` images marked `data-test=NAME`, each loaded (a picture, not a broken link)
+/// and described (`alt`).
+pub fn wait_images(s: &Session, name: &str, count: usize) -> Result<()> {
+    s.wait(&format!("{count} loaded {name} images"), WAIT, || {
+        let loaded = s.script(
+            "const imgs = [...document.querySelectorAll(`[data-test=${arguments[0]}]`)];
+             return imgs.length === arguments[1] && imgs.every(i => i.complete && i.naturalWidth > 0 && i.alt);",
+            vec![json!(name), json!(count)],
+        )?;
+        Ok((loaded == true).then_some(()))
+    })
+}

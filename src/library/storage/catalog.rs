@@ -10,7 +10,7 @@ use crate::errors::ToolError;
 use crate::host::{EntryKind, Host, Root, Stat};
 use crate::library::storage::debris::is_debris;
 use crate::library::storage::frontmatter::Value;
-use crate::library::storage::list_cache::{ListCache, RACY_MS};
+use crate::library::storage::list_cache::{ListCache, Settled};
 pub use crate::library::storage::served::{CachedServed, ServedCache, ServedFile, ServedSkill};
 use crate::library::storage::skillfile::SkillFile;
 use crate::library::storage::store::{Layout, Location, Store};
@@ -82,7 +82,7 @@ fn page_within(
             continue;
         }
         // Stat'ed before anything is read: a change after this is seen by the next page.
-        let snapshot = snapshot(&store, &entry.location);
+        let snapshot = snapshot(&store, &entry.location, &cache.settled);
         let served = servable_from(&store, &entry.location, snapshot.as_deref()).and_then(|servable| {
             let size = servable.bytes();
             if !skills.is_empty() && spent.saturating_add(size) > budget {
@@ -125,7 +125,7 @@ fn cached(store: &Store<impl Host>, cache: &mut ServedCache, key: &(Root, String
 
 /// The stats a served entry of this skill would stand on, or `None` when it may not be cached:
 /// a path did not stat, a symlink, too many entries, or an mtime not yet settled.
-fn snapshot(store: &Store<impl Host>, location: &Location) -> Option<Vec<(String, Stat)>> {
+fn snapshot(store: &Store<impl Host>, location: &Location, settled: &Settled) -> Option<Vec<(String, Stat)>> {
     let root = &location.root;
     let mut paths = Vec::new();
     if location.layout == Layout::Package {
@@ -149,8 +149,7 @@ fn snapshot(store: &Store<impl Host>, location: &Location) -> Option<Vec<(String
         paths.push(location.path());
     }
     let stats = store.host.stat_many(root, &paths);
-    let now = store.host.now_ms();
-    let settled = |st: &Stat| now.checked_sub(st.modified_ms).is_some_and(|age| age >= RACY_MS);
+    let settled = |st: &Stat| settled.mtime(store.host, st.modified_ms);
     paths.into_iter().zip(stats).map(|(p, st)| st.ok().filter(settled).map(|st| (p, st))).collect()
 }
 

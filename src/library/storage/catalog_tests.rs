@@ -4,6 +4,7 @@ use super::*;
 use crate::api::{CallContext, Origin};
 use crate::fake::FakeHost;
 use crate::host::{Root, WriteMode};
+use crate::library::storage::list_cache::RACY_MS;
 use crate::plugin::Plugin;
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::wasm_bindgen_test as test;

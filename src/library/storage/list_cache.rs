@@ -3,7 +3,7 @@
 //! index (`ListCache`, validated by size and mtime, persisted through `list_index`). Filled and
 //! read by `listing` and `duplicates`.
 
-use crate::host::Root;
+use crate::host::{Host, Root};
 use crate::library::dedupe::{Index, Terms, Vocabulary};
 use crate::library::storage::store::Location;
 use std::collections::HashMap;
@@ -60,6 +60,39 @@ impl Scan {
 /// mtime only once the mtime is this old ("racy" entries, as git calls them, are rescanned).
 pub const RACY_MS: u64 = 1000;
 
+/// Which mtimes are settled (at least `RACY_MS` old), judged on the filesystem's clock, not on
+/// this process's: a replay's or a test host's clock may run ahead of the files' (it would trust
+/// an mtime a second old as settled) or behind them (it would never cache). The filesystem's
+/// time costs a probe (a file written, stat'ed and removed in the state root, as locks do), so it
+/// is asked only for an mtime newer than every one already found settled: a steady library asks
+/// nothing.
+#[derive(Debug, Default)]
+pub struct Settled {
+    /// Every mtime at or before this is settled.
+    before: std::cell::Cell<u64>,
+}
+
+impl Settled {
+    pub fn mtime(&self, host: &impl Host, mtime: u64) -> bool {
+        if mtime <= self.before.get() {
+            return true;
+        }
+        // Only in a state root that exists: a probe never makes one (a refused write's duplicate
+        // check leaves the home as it was). Its name starts with a dot, which an operator
+        // console's change stamp passes over: a read must not look like a change.
+        let probe = || host.stat(&Root::State, "").ok().and_then(|_| crate::state_file::fs_now(host));
+        match probe() {
+            Some(now) => {
+                let before = self.before.get().max(now.saturating_sub(RACY_MS));
+                self.before.set(before);
+                mtime <= before
+            }
+            // No probe (no state root yet, or a read-only one): the process's clock decides.
+            None => host.now_ms().checked_sub(mtime).is_some_and(|age| age >= RACY_MS),
+        }
+    }
+}
+
 /// The duplicate index is rebuilt at least this often, so skills that other processes created
 /// while this one kept its index current with its own creates are not missed for long.
 pub const KNOWN_MAX_AGE_MS: u64 = 30_000;
@@ -98,6 +131,8 @@ pub struct ListCache {
     /// The catalog's served entries (digests of every file), each valid while its files and
     /// folders stat as they did (see `served::CachedServed`).
     pub(super) served: crate::library::storage::served::ServedCache,
+    /// Which mtimes are settled, on the filesystem's clock.
+    pub(super) settled: Settled,
 }
 
 pub(super) struct Merged {

@@ -164,3 +164,30 @@ fn a_skill_another_process_adds_in_the_same_clock_tick_is_never_missed() {
     assert_eq!(list(&mut plugin, "")["total"], 5);
     assert_eq!(list(&mut plugin, "")["total"], 5);
 }
+
+/// Issue 39: the racy rule is judged on the filesystem's clock. A process whose clock runs an
+/// hour ahead of the files' (a replay's) once took a root changed this very tick for settled,
+/// cached its scan, and missed a skill another process added in the same tick (the root's mtime
+/// unchanged); a process whose clock runs behind never cached at all.
+#[test]
+fn a_process_clock_ahead_of_the_files_never_makes_a_fresh_root_look_settled() {
+    let mut plugin = setup(1);
+    plugin.host().step_process_clock(3_600_000);
+    let host = plugin.host();
+    host.write(&Root::UserSkills, "fresh-a/SKILL.md", &skill("fresh-a", "Does a."), WriteMode::CreateNew).unwrap();
+    assert_eq!(names(&list(&mut plugin, "")), ["fresh-a", "skill-000"]);
+    // Another process, in the same tick of the filesystem's clock: the root's mtime is unchanged.
+    let host = plugin.host();
+    host.write(&Root::UserSkills, "fresh-b/SKILL.md", &skill("fresh-b", "Does b."), WriteMode::CreateNew).unwrap();
+    assert_eq!(names(&list(&mut plugin, "")), ["fresh-a", "fresh-b", "skill-000"]);
+
+    // Behind: the process's clock two hours back, the files' clock past the window. The roots
+    // are settled; once that is known, a listing asks the filesystem's clock nothing more (a
+    // probe is a write).
+    plugin.host().step_process_clock(-7_200_000);
+    plugin.host().advance(crate::library::storage::list_cache::RACY_MS);
+    assert_eq!(names(&list(&mut plugin, "")), ["fresh-a", "fresh-b", "skill-000"]);
+    let writes = plugin.host().writes_so_far();
+    list(&mut plugin, "");
+    assert_eq!(plugin.host().writes_so_far(), writes, "a settled library probes nothing");
+}

@@ -3,7 +3,7 @@
 //! duplicate index built over it is `duplicates`.
 
 use crate::host::{EntryKind, FsError, Host, Root};
-use crate::library::storage::list_cache::{ListCache, Listed, Merged, RACY_MS, Scan, Summary};
+use crate::library::storage::list_cache::{ListCache, Listed, Merged, Scan, Settled, Summary};
 use crate::library::storage::list_index;
 use crate::library::storage::skillfile::SkillFile;
 use crate::library::storage::store::{Layout, Location, Scope, Store};
@@ -55,6 +55,7 @@ impl<H: Host> Store<'_, H> {
         scope: Scope,
         root: &Root,
         scans: &mut HashMap<Root, (u64, Rc<Scan>)>,
+        settled: &Settled,
         warnings: &mut Vec<String>,
     ) -> Rc<Scan> {
         // Stat before listing: a change in between makes the next call rescan, never miss.
@@ -68,7 +69,7 @@ impl<H: Host> Store<'_, H> {
             return Rc::clone(locations);
         }
         let scan = Rc::new(Scan::new(self.scan_root(scope, root, warnings)));
-        if self.settled(mtime) {
+        if settled.mtime(self.host, mtime) {
             scans.insert(root.clone(), (mtime, Rc::clone(&scan)));
         } else {
             scans.remove(root);
@@ -76,17 +77,13 @@ impl<H: Host> Store<'_, H> {
         scan
     }
 
-    /// Whether an mtime is old enough to stand for everything done in its tick ([`RACY_MS`]).
-    fn settled(&self, mtime: u64) -> bool {
-        self.host.now_ms().checked_sub(mtime).is_some_and(|age| age >= RACY_MS)
-    }
-
     /// The roots' mtimes: the key under which a merged listing stays valid. A root that cannot
-    /// be stat'ed, or changed too recently to be trusted, is `u64::MAX` (never valid).
-    fn roots_key(&self) -> Vec<(Root, u64)> {
+    /// be stat'ed, or changed too recently to be trusted (`list_cache::RACY_MS`, on the filesystem's
+    /// clock), is `u64::MAX` (never valid).
+    fn roots_key(&self, settled: &Settled) -> Vec<(Root, u64)> {
         self.roots_mtimes()
             .into_iter()
-            .map(|(root, mtime)| if self.settled(mtime) { (root, mtime) } else { (root, u64::MAX) })
+            .map(|(root, mtime)| if settled.mtime(self.host, mtime) { (root, mtime) } else { (root, u64::MAX) })
             .collect()
     }
 
@@ -175,7 +172,7 @@ impl<H: Host> Store<'_, H> {
     fn list_with(&self, cache: &mut ListCache, revalidate: bool, persist: bool) -> (Rc<Vec<Listed>>, Vec<String>) {
         // Nothing changed since the last merge (roots, cached summaries, folders that were not
         // skills): the merged listing stands, and a warm page costs the page alone.
-        let key = self.roots_key();
+        let key = self.roots_key(&cache.settled);
         if !revalidate
             && let Some(merged) = &cache.merged
             && merged.key == key
@@ -190,11 +187,11 @@ impl<H: Host> Store<'_, H> {
         }
         let mut warnings = Vec::new();
         let mut not_skills: Vec<(Root, Vec<String>)> = Vec::new();
-        let ListCache { entries, scans, loaded, dirty, project_cwds, generation, .. } = cache;
+        let ListCache { entries, scans, loaded, dirty, project_cwds, generation, settled, .. } = cache;
         // Phase 1, per root: which candidates are skills, with their summaries.
         let mut found: Vec<(Rc<Scan>, Vec<Present>)> = Vec::new();
         for (scope, root) in self.roots() {
-            let scan = self.scan_cached(scope, &root, scans, &mut warnings);
+            let scan = self.scan_cached(scope, &root, scans, settled, &mut warnings);
             let root_cache = entries.entry(root.clone()).or_default();
             let persisted = list_index::folder(&root, project_cwds.get(&root).map(String::as_str));
             if let Some(folder) = &persisted
