@@ -96,18 +96,24 @@ impl Journal {
 }
 
 fn path(session: &str, stem: &str, state: State) -> String {
+    in_folder(&sessions::folder(session), stem, state)
+}
+
+fn in_folder(folder: &str, stem: &str, state: State) -> String {
     let suffix = match state {
         State::Idle => IDLE,
         State::Busy => BUSY,
         State::Taken => TAKEN,
     };
-    format!("{}/{stem}{suffix}", sessions::folder(session))
+    format!("{folder}/{stem}{suffix}")
 }
 
 /// A session this process holds: its state (the truth while held) and its journal.
 #[derive(Debug)]
 pub struct Held {
     stem: String,
+    /// The session's folder (`sessions::folder`), named once: it is a hash of the session.
+    folder: String,
     base: u64,
     /// The bytes of its header and records (what compaction is judged by; a renewal's empty
     /// lines are not counted).
@@ -286,6 +292,7 @@ pub fn lease(host: &impl Host, session: &str, stored: &Stored) -> Option<Held> {
             Ok(()) => {
                 return Some(Held {
                     stem,
+                    folder: sessions::folder(session),
                     base: stored.generation,
                     size: bytes.len() as u64,
                     records: 0,
@@ -309,21 +316,22 @@ impl Held {
     /// The holder's claim at an event's start: whether the session is still its own (its journal
     /// was not taken meanwhile).
     pub fn claim(&self, host: &impl Host) -> bool {
-        let session = &self.state.session;
-        host.rename(&Root::State, &path(session, &self.stem, State::Idle), &path(session, &self.stem, State::Busy))
-            .is_ok()
+        host.rename(&Root::State, &self.path(State::Idle), &self.path(State::Busy)).is_ok()
     }
 
     /// The busy journal, for the renewals of a long event (`state_file::Lock::journal`).
     pub fn busy_path(&self) -> String {
-        path(&self.state.session, &self.stem, State::Busy)
+        self.path(State::Busy)
     }
 
-    /// At the event's end: appends what it changed (`now`), keeps the in-flight markers in step, and hands the journal back to
-    /// idle. `false` (logged) when the session is no longer this holder's: then this process
-    /// keeps nothing of it.
+    fn path(&self, state: State) -> String {
+        in_folder(&self.folder, &self.stem, state)
+    }
+
+    /// At the event's end: appends what it changed (`now`), keeps the in-flight markers in step,
+    /// and hands the journal back to idle. `false` (logged) when the session is no longer this
+    /// holder's: then this process keeps nothing of it.
     pub fn commit(&mut self, host: &impl Host, mut now: Stored) -> bool {
-        let session = now.session.clone();
         sessions::bound_reads(&mut now);
         let before = self.state.review.in_flight.as_ref().map(|f| f.id.clone());
         let mut appended = true;
@@ -338,7 +346,7 @@ impl Held {
             return false;
         }
         // Taken meanwhile (as stalled): what was appended is in the taker's hands.
-        host.rename(&Root::State, &self.busy_path(), &path(&session, &self.stem, State::Idle)).is_ok()
+        host.rename(&Root::State, &self.busy_path(), &self.path(State::Idle)).is_ok()
     }
 
     /// Appends one record to the busy journal.
@@ -370,7 +378,7 @@ impl Held {
                 );
                 // Whatever part of the record landed stops the fold there; the journal is handed
                 // back idle, for the next process to fold.
-                let _ = host.rename(&Root::State, &busy, &path(&session, &self.stem, State::Idle));
+                let _ = host.rename(&Root::State, &busy, &self.path(State::Idle));
                 false
             }
         }
@@ -438,8 +446,7 @@ impl Held {
             self.state.generation = self.base;
             if sessions::write_next(host, &self.state).is_none() {
                 // The journal goes back to idle: the next process that needs the session folds it.
-                let _ =
-                    host.rename(&Root::State, &self.busy_path(), &path(&self.state.session, &self.stem, State::Idle));
+                let _ = host.rename(&Root::State, &self.busy_path(), &self.path(State::Idle));
                 return;
             }
         }

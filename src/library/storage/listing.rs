@@ -321,7 +321,7 @@ impl<H: Host> Store<'_, H> {
         let hash = {
             use sha2::{Digest, Sha256};
             let digest = Sha256::digest(&bytes);
-            digest[..8].iter().map(|b| format!("{b:02x}")).collect::<String>()
+            crate::digest::hex(&digest[..8])
         };
         match SkillFile::parse_bytes(&bytes) {
             Ok(skill) => Summary {

@@ -288,6 +288,5 @@ pub fn fs_error(err: FsError, path: &str) -> ToolError {
 pub fn skill_lock(name: &str) -> String {
     use sha2::{Digest, Sha256};
     let digest = Sha256::digest(name.as_bytes());
-    let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
-    format!("skill-{hex}")
+    format!("skill-{}", crate::digest::hex(&digest[..8]))
 }
