@@ -32,6 +32,23 @@ pub(super) fn split(path: &str) -> (&str, &str) {
 /// The folder at `path` ("" is the root itself), walked from `root` without following links;
 /// with `create`, missing folders are made on the way.
 pub(super) fn open_dir(root: impl AsFd, path: &str, create: bool) -> Result<OwnedFd, FsErr> {
+    // On Linux, one `openat2` that refuses any symlink on the way and any step out of the root
+    // opens what the walk below would (at every event of a held session, three calls each open
+    // `sessions/<key>`). Anything it refuses, or a folder still to be made, is left to the walk,
+    // which then says exactly what stood in the way.
+    #[cfg(target_os = "linux")]
+    if path.contains('/') {
+        use rustix::fs::ResolveFlags;
+        let how = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
+        match rfs::openat2(root.as_fd(), path, DIR_FLAGS, Mode::empty(), how) {
+            Ok(fd) => return Ok(fd),
+            // A folder missing on the way: every one before it was a real folder, so the walk
+            // would stop at the same one with the same answer (a `tick` asks at every event
+            // whether `sessions/in-flight` exists).
+            Err(Errno::NOENT) if !create => return Err(FsErr::NotFound),
+            Err(_) => {}
+        }
+    }
     let mut names = path.split('/').filter(|c| !c.is_empty());
     // The first component is opened from the root's handle itself (no copy of the root first):
     // one open fewer on every call.
