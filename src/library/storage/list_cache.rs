@@ -70,6 +70,10 @@ pub const RACY_MS: u64 = 1000;
 pub struct Settled {
     /// Every mtime at or before this is settled.
     before: std::cell::Cell<u64>,
+    /// This process's clock at the last probe: while it reads the same, the last probe's answer
+    /// stands (an older time of the files only ever finds fewer mtimes settled), so a page of
+    /// freshly written skills costs one probe, not one per file.
+    probed_at: std::cell::Cell<Option<u64>>,
 }
 
 impl Settled {
@@ -77,18 +81,23 @@ impl Settled {
         if mtime <= self.before.get() {
             return true;
         }
+        let now = host.now_ms();
+        if self.probed_at.get() == Some(now) {
+            return false;
+        }
         // Only in a state root that exists: a probe never makes one (a refused write's duplicate
         // check leaves the home as it was). Its name starts with a dot, which an operator
         // console's change stamp passes over: a read must not look like a change.
         let probe = || host.stat(&Root::State, "").ok().and_then(|_| crate::state_file::fs_now(host));
         match probe() {
-            Some(now) => {
-                let before = self.before.get().max(now.saturating_sub(RACY_MS));
+            Some(fs_now) => {
+                self.probed_at.set(Some(now));
+                let before = self.before.get().max(fs_now.saturating_sub(RACY_MS));
                 self.before.set(before);
                 mtime <= before
             }
             // No probe (no state root yet, or a read-only one): the process's clock decides.
-            None => host.now_ms().checked_sub(mtime).is_some_and(|age| age >= RACY_MS),
+            None => now.checked_sub(mtime).is_some_and(|age| age >= RACY_MS),
         }
     }
 }
