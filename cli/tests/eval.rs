@@ -353,6 +353,9 @@ fn a_staged_write_is_evaluated_against_what_it_replaces_and_shown_with_its_diff(
     assert_eq!(report["arms"], serde_json::json!([format!("helper as staged ({id})"), "without helper"]), "{report}");
     assert_eq!(report["overall"]["verdict"], "a-better", "{report}");
     assert_eq!(snapshot(&home.join("skills")), library, "the staged write did not land");
+    // In a file of its own: a plugin that reads evidence.jsonl alone never takes it for the skill's.
+    assert!(home.join("self-evolve/eval/staged.jsonl").is_file());
+    assert!(!home.join("self-evolve/eval/evidence.jsonl").exists());
     let pending = skills(&home, &["pending"]);
     assert!(pending.contains("[evaluated: better than without helper: +100%"), "{pending}");
     let diff = skills(&home, &["diff", &id]);
@@ -428,19 +431,33 @@ fn a_task_at_a_git_ref_runs_in_a_clone_cut_off_from_the_users_repository() {
     git(&["rm", "--quiet", "easy", "out"]);
     git(&["commit", "--quiet", "-m", "v2"]);
     let head = git(&["rev-parse", "HEAD"]);
-    // The check passes only in a clone with no remote whose `out` is a plain file.
-    let check = "test -f done && test -z \"$(git remote)\" && test ! -L out";
+    // The check passes only in a clone with no remote whose `out` is a plain file, kept so by
+    // its own config, and that holds no later commit (its answer) nor any branch or tag.
+    let check = format!(
+        "test -f done && test -z \"$(git remote)\" && test ! -L out && test \"$(git config core.symlinks)\" = false \
+         && ! git cat-file -e {head} 2>/dev/null && test -z \"$(git for-each-ref)\""
+    );
     let suite = dir.path().join("git.jsonl");
     let task =
         |id: &str, r: &str| serde_json::json!({"id": id, "prompt": "p", "folder": "repo", "ref": r, "check": check});
     std::fs::write(&suite, format!("{}\n{}\n", task("old", "v1"), task("new", "main"))).unwrap();
-    let report = eval(&home, &suite, &["--skill", "plain", "--repeat", "1"]);
+    // Started from inside a git hook of the user's repository (GIT_DIR set): still the clone.
+    let out = cli(&home)
+        .arg("eval")
+        .arg(&suite)
+        .args(["--agent", &fake_agent(), "--json", "--skill", "plain", "--repeat", "1"])
+        .env("GIT_DIR", repo.join(".git"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     let successes =
         |i: usize| (report["tasks"][i]["a"]["successes"].as_u64(), report["tasks"][i]["b"]["successes"].as_u64());
     assert_eq!((successes(0), successes(1)), ((Some(1), Some(1)), (Some(0), Some(0))), "{report}");
     assert_eq!(report["notChecked"], 0, "{report}");
     // The user's repository is as it was.
     assert_eq!((git(&["rev-parse", "HEAD"]), git(&["status", "--porcelain"])), (head, String::new()));
+    assert_eq!(git(&["symbolic-ref", "HEAD"]), "refs/heads/main", "the user's HEAD is still on its branch");
 
     // A ref that names no commit is refused before any run.
     std::fs::write(&suite, format!("{}\n", task("gone", "no-such-branch"))).unwrap();

@@ -28,7 +28,7 @@ pub(super) fn diff(host: &impl Host, id: &str, json_mode: bool) -> Result<String
 
 /// The evaluation of a staged write's text (`self-evolve eval --pending ID`), if one finished.
 fn evaluated(host: &impl Host, manifest: &pending::Manifest) -> Option<evaluations::Evaluation> {
-    evaluations::of_staged(host, &manifest.skill, manifest.new_sha256.as_deref()?)
+    evaluations::of_staged(host, &manifest.skill, manifest.new_sha256.as_deref()?, manifest.base_sha256.as_deref())
 }
 
 /// `approve ID [--accept-finding RULE]…`: the id and the accepted rules, each named on its own.

@@ -21,12 +21,20 @@ fn valid_key(key: &str) -> bool {
 }
 
 fn read_report(dir: &Path) -> Option<Value> {
+    use std::io::Read;
+    // The folder and the file themselves, never through a link; at most the cap is read, whatever
+    // the file grew to since.
+    if !std::fs::symlink_metadata(dir).ok()?.is_dir() {
+        return None;
+    }
     let path = dir.join("report.json");
     let meta = std::fs::symlink_metadata(&path).ok()?;
     if !meta.is_file() || meta.len() > MAX_REPORT_BYTES {
         return None;
     }
-    serde_json::from_slice(&std::fs::read(&path).ok()?).ok()
+    let mut bytes = Vec::new();
+    std::fs::File::open(&path).ok()?.take(MAX_REPORT_BYTES).read_to_end(&mut bytes).ok()?;
+    serde_json::from_slice(&bytes).ok()
 }
 
 /// `{"evaluations": [...]}`: each report with its key and when it was written (ms), newest first.

@@ -86,6 +86,8 @@ pub struct Staged {
     pub skill: String,
     /// The staged text's sha256, by which `/skills pending` and `diff` find the evaluation.
     pub sha256: String,
+    /// The sha256 of the text it would replace (`None` for a create).
+    pub base_sha256: Option<String>,
 }
 
 /// Arm A: the library with the staged write `id` (or `latest`) applied; arm B: the library as
@@ -143,7 +145,8 @@ pub fn staged(home: &Path, id: &str, wasm: &crate::component::Source) -> Result<
         label: format!("{skill} as staged ({id})"),
         library: Library::Replaced { skill: skill.clone(), text },
     };
-    Ok(Staged { arms: [staged, baseline], id, skill, sha256 })
+    let base_sha256 = entry["baseSha256"].as_str().map(str::to_string);
+    Ok(Staged { arms: [staged, baseline], id, skill, sha256, base_sha256 })
 }
 
 /// Makes `into` a home for `arm`: the user's config.json and host.json (read as every config is,

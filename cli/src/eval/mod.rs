@@ -55,7 +55,11 @@ pub struct Record {
 
 /// Where an evaluation's results live: one folder per suite, agent and arms.
 fn results_dir(home: &Path, suite: &suite::Suite, template: &[String], arms: &[arms::Arm; 2]) -> PathBuf {
-    let key = format!("{}\n{}\n{}\n{}", suite.sha256, template.join("\u{1f}"), arms[0].label, arms[1].label);
+    let mut key = format!("{}\n{}\n{}\n{}", suite.sha256, template.join("\u{1f}"), arms[0].label, arms[1].label);
+    let commits: Vec<&str> = suite.tasks.iter().filter_map(|t| t.git_ref.as_deref()).collect();
+    if !commits.is_empty() {
+        key = format!("{key}\n{}", commits.join(","));
+    }
     crate::home::state(home).join("eval").join(&suite::sha256_hex(key.as_bytes())[..16])
 }
 
@@ -80,7 +84,8 @@ pub fn evaluate(options: &Options, interrupted: &Arc<AtomicBool>, children: &run
         (Some(at), _) => (arms::against(&options.home, at, &options.wasm)?, None),
         (None, Some(id)) => {
             let staged = arms::staged(&options.home, id, &options.wasm)?;
-            let subject = Subject::Staged { skill: staged.skill, id: staged.id, sha256: staged.sha256 };
+            let subject =
+                Subject::Staged { skill: staged.skill, id: staged.id, sha256: staged.sha256, base: staged.base_sha256 };
             (staged.arms, Some(subject))
         }
         (None, None) => {
@@ -88,9 +93,14 @@ pub fn evaluate(options: &Options, interrupted: &Arc<AtomicBool>, children: &run
             (arms, options.skill.clone().map(Subject::Skill))
         }
     };
-    for task in &suite.tasks {
+    // Each ref is resolved once, here: every run of the evaluation works at the same commit
+    // (a branch that moves meanwhile does not split the pairs), and the results are kept per
+    // commit (a resume after it moved starts afresh).
+    let mut suite = suite;
+    for task in &mut suite.tasks {
         if let Some(git_ref) = &task.git_ref {
-            run::commit_of(&task.folder, git_ref).with_context(|| format!("task `{}`", task.id))?;
+            let commit = run::commit_of(&task.folder, git_ref).with_context(|| format!("task `{}`", task.id))?;
+            task.git_ref = Some(commit);
         }
     }
     let dir = results_dir(&options.home, &suite, &words, &arms);
@@ -181,10 +191,19 @@ pub fn evaluate(options: &Options, interrupted: &Arc<AtomicBool>, children: &run
         done.insert((record.task.clone(), record.arm.clone(), record.rep), record.outcome);
     }
     let report = report::build(&suite, &template, &arms, options.repeat, &done);
-    // The report as the console shows it (`self-evolve ui`, Evaluations), the agent redacted.
+    // The report as the console shows it (`self-evolve ui`, Evaluations), the agent redacted;
+    // replaced whole (a console never reads half of one).
     let mut kept = report.clone();
     kept.agent = self_evolve_scan::redact_secrets(&kept.agent).unwrap_or(kept.agent);
-    std::fs::write(dir.join("report.json"), serde_json::to_vec_pretty(&kept)?)?;
+    let temp = dir.join(format!(".report.json.{}.tmp", std::process::id()));
+    std::fs::write(&temp, serde_json::to_vec_pretty(&kept)?)?;
+    std::fs::rename(&temp, dir.join("report.json"))?;
+    if options.max_tokens.is_some() && done.values().any(|o| o.tokens.is_none()) {
+        eprintln!(
+            "self-evolve eval: some runs reported no tokens (no `usage` line in what the agent printed), so \
+             --max-tokens could not count them; give --max-runs too (docs/eval.md, Tokens)"
+        );
+    }
     if let (true, Some(subject)) = (report.complete, &subject) {
         record_evidence(&options.home, subject, &report)?;
     }
@@ -210,8 +229,8 @@ fn read_runs(path: &Path) -> Result<BTreeMap<(String, String, u32), run::Outcome
 enum Subject {
     /// A skill of the library, with it against without it.
     Skill(String),
-    /// A staged write's SKILL.md (by its sha256) against what it would replace.
-    Staged { skill: String, id: String, sha256: String },
+    /// A staged write's SKILL.md (by its sha256) against what it would replace (`base`).
+    Staged { skill: String, id: String, sha256: String, base: Option<String> },
 }
 
 /// One line per finished evaluation of a skill: what it was measured on (the suite, the agent
@@ -219,17 +238,21 @@ enum Subject {
 /// found; `/skills show` shows the newest of a skill, `/skills pending` and `diff` the one of a
 /// staged text, and the curator flags a negative one.
 fn record_evidence(home: &Path, subject: &Subject, report: &report::Report) -> Result<()> {
-    let path = crate::home::state(home).join("eval").join("evidence.jsonl");
-    let (skill, kind, version, staged) = match subject {
+    // A staged text's evaluation goes to a file of its own: a plugin from before staged
+    // evaluations reads evidence.jsonl alone and would take one for the skill's own.
+    let (skill, kind, version, staged, base, file) = match subject {
         Subject::Skill(skill) => {
             let text = std::fs::read(crate::home::user_skills(home).join(skill).join("SKILL.md"));
-            (skill, "skill", text.ok().map(|b| suite::sha256_hex(&b)), None)
+            (skill, "skill", text.ok().map(|b| suite::sha256_hex(&b)), None, None, "evidence.jsonl")
         }
-        Subject::Staged { skill, id, sha256 } => (skill, "staged", Some(sha256.clone()), Some(id)),
+        Subject::Staged { skill, id, sha256, base } => {
+            (skill, "staged", Some(sha256.clone()), Some(id), base.as_deref(), "staged.jsonl")
+        }
     };
+    let path = crate::home::state(home).join("eval").join(file);
     let agent = self_evolve_scan::redact_secrets(&report.agent).unwrap_or_else(|| report.agent.clone());
     let line = serde_json::json!({
-        "skill": skill, "kind": kind, "staged": staged, "suiteSha256": report.suite_sha256, "agent": agent,
+        "skill": skill, "kind": kind, "staged": staged, "baseSha256": base, "suiteSha256": report.suite_sha256, "agent": agent,
         "version": version, "tokens": [report.tokens[0].total, report.tokens[1].total],
         "arms": report.arms, "pairs": report.overall.pairs, "difference": report.overall.difference,
         "interval": report.overall.interval, "pValue": report.overall.p_value, "verdict": report.overall.verdict,

@@ -132,7 +132,8 @@ pub fn run(task: &super::suite::Task, setup: &Setup) -> Result<Outcome> {
     let work = tempfile::Builder::new().prefix("self-evolve-eval-").tempdir()?;
     let copy = work.path().join("work");
     match &task.git_ref {
-        Some(git_ref) => clone_at(&task.folder, git_ref, &copy)?,
+        // By then `evaluate` has replaced the ref with the commit it named at the start.
+        Some(commit) => clone_at(&task.folder, commit, &copy)?,
         None => copy_tree(&task.folder, &copy).with_context(|| format!("copying {}", task.folder.display()))?,
     }
     let argv: Vec<String> =
@@ -199,11 +200,13 @@ fn spawn_bounded(mut command: Command, cwd: &Path, setup: &Setup) -> Result<Opti
     Ok(status)
 }
 
-/// A fresh clone of the repository `from` at `git_ref` in `to`, cut off from it: objects copied,
-/// not linked; no remote, so nothing the agent does (a push, say) reaches the user's repository;
-/// links checked out as plain files (none points into the user's checkout); no hooks run.
-fn clone_at(from: &Path, git_ref: &str, to: &Path) -> Result<()> {
-    let commit = commit_of(from, git_ref)?;
+/// A fresh clone of the repository `from` at `commit` (resolved once, before the first run:
+/// `commit_of`) in `to`, cut off from it: objects copied, not linked; no remote, so nothing the
+/// agent does (a push, say) reaches the user's repository; no branch, tag or reflog but the
+/// detached HEAD, and the objects only they reached pruned, so the run cannot read a later
+/// commit's answer; links checked out as plain files, and kept so (`core.symlinks` in the
+/// clone's own config); no hooks run.
+fn clone_at(from: &Path, commit: &str, to: &Path) -> Result<()> {
     git(&[
         os("clone"),
         os("--quiet"),
@@ -214,9 +217,20 @@ fn clone_at(from: &Path, git_ref: &str, to: &Path) -> Result<()> {
         to.as_os_str(),
     ])
     .with_context(|| format!("cloning {}", from.display()))?;
-    git(&[os("-C"), to.as_os_str(), os("checkout"), os("--quiet"), os("--detach"), os(&commit)])
-        .with_context(|| format!("checking out {commit} ({git_ref}) of {}", from.display()))?;
-    git(&[os("-C"), to.as_os_str(), os("remote"), os("remove"), os("origin")]).map(drop)
+    let here = |args: &[&str]| -> Result<String> {
+        let mut all = vec![os("-C"), to.as_os_str()];
+        all.extend(args.iter().map(|a| os(a)));
+        git(&all)
+    };
+    here(&["config", "core.symlinks", "false"])?;
+    here(&["checkout", "--quiet", "--detach", commit])
+        .with_context(|| format!("checking out {commit} of {}", from.display()))?;
+    here(&["remote", "remove", "origin"])?;
+    for name in here(&["for-each-ref", "--format=%(refname)"])?.lines().filter(|l| !l.is_empty()) {
+        here(&["update-ref", "-d", name])?;
+    }
+    here(&["reflog", "expire", "--expire=now", "--all"])?;
+    here(&["gc", "--quiet", "--prune=now"]).map(drop)
 }
 
 /// The commit `git_ref` names in the repository `repo` (any of its branches, tags or revisions):
@@ -232,7 +246,15 @@ fn os(s: &str) -> &std::ffi::OsStr {
 }
 
 fn git(args: &[&std::ffi::OsStr]) -> Result<String> {
-    let out = Command::new("git")
+    let mut command = Command::new("git");
+    // Nothing of this process's git context: a `GIT_DIR` (set for a git hook, say) would turn
+    // `-C <clone>` into commands on the user's repository.
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("GIT_") {
+            command.env_remove(name);
+        }
+    }
+    let out = command
         .args(["-c", "core.symlinks=false", "-c", "core.hooksPath=/dev/null", "-c", "advice.detachedHead=false"])
         .args(args)
         .stdin(Stdio::null())

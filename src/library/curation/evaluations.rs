@@ -9,6 +9,9 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 pub const PATH: &str = "eval/evidence.jsonl";
+/// Evaluations of staged texts, in a file of their own: a plugin from before they existed reads
+/// `PATH` alone, and must never take one for a skill's own evaluation.
+pub const STAGED_PATH: &str = "eval/staged.jsonl";
 /// Only the file's last bytes are read: the newest evaluations, a bounded read.
 const TAIL_BYTES: usize = 1 << 20;
 
@@ -37,6 +40,9 @@ pub struct Evaluation {
     /// The arms' labels, A then B.
     #[serde(default)]
     pub arms: Vec<String>,
+    /// A staged text's: the sha256 of the text it would replace (`None` for a create).
+    #[serde(default)]
+    pub base_sha256: Option<String>,
 }
 
 impl Evaluation {
@@ -80,9 +86,10 @@ impl Evaluation {
     }
 }
 
-/// The evaluations on record (the newest megabyte of them), oldest first; torn lines skipped.
-fn all(host: &impl Host) -> Vec<Evaluation> {
-    let Ok(bytes) = host.read(&Root::State, PATH) else { return Vec::new() };
+/// The evaluations on record in `path` (the newest megabyte of them), oldest first; torn lines
+/// skipped.
+fn all(host: &impl Host, path: &str) -> Vec<Evaluation> {
+    let Ok(bytes) = host.read(&Root::State, path) else { return Vec::new() };
     let tail = &bytes[bytes.len().saturating_sub(TAIL_BYTES)..];
     String::from_utf8_lossy(tail).lines().filter_map(|line| serde_json::from_str::<Evaluation>(line).ok()).collect()
 }
@@ -90,7 +97,7 @@ fn all(host: &impl Host) -> Vec<Evaluation> {
 /// The newest evaluation of each skill against its absence.
 pub fn latest(host: &impl Host) -> BTreeMap<String, Evaluation> {
     let mut out = BTreeMap::new();
-    for evaluation in all(host).into_iter().filter(|e| !e.staged()) {
+    for evaluation in all(host, PATH).into_iter().filter(|e| !e.staged()) {
         if out.get(&evaluation.skill).is_none_or(|e: &Evaluation| e.at <= evaluation.at) {
             out.insert(evaluation.skill.clone(), evaluation);
         }
@@ -98,11 +105,15 @@ pub fn latest(host: &impl Host) -> BTreeMap<String, Evaluation> {
     out
 }
 
-/// The newest evaluation of the staged text of `skill` whose sha256 is `sha256`.
-pub fn of_staged(host: &impl Host, skill: &str, sha256: &str) -> Option<Evaluation> {
-    all(host)
+/// The newest evaluation of the staged text of `skill` whose sha256 is `sha256`, against the
+/// text it replaces now (`base`: the same text staged again over another version was not
+/// evaluated against that one).
+pub fn of_staged(host: &impl Host, skill: &str, sha256: &str, base: Option<&str>) -> Option<Evaluation> {
+    all(host, STAGED_PATH)
         .into_iter()
-        .filter(|e| e.staged() && e.skill == skill && e.version.as_deref() == Some(sha256))
+        .filter(|e| {
+            e.staged() && e.skill == skill && e.version.as_deref() == Some(sha256) && e.base_sha256.as_deref() == base
+        })
         .max_by_key(|e| e.at)
 }
 
@@ -146,21 +157,29 @@ mod tests {
     #[test]
     fn a_staged_texts_evaluation_is_found_by_its_sha256_and_never_read_as_the_skills() {
         let host = FakeHost::new(0);
-        let staged = |sha: &str, verdict: &str, at: u64| {
+        let staged = |sha: &str, base: &str, verdict: &str, at: u64| {
             let mut value: serde_json::Value = serde_json::from_str(line("pdf", verdict, at).trim()).unwrap();
             value["kind"] = "staged".into();
             value["version"] = sha.into();
+            value["baseSha256"] = base.into();
             value["arms"] = serde_json::json!(["pdf as staged (1-a)", "pdf now"]);
             format!("{value}\n")
         };
-        let text = [line("pdf", "a-better", 1), staged("s1", "b-better", 2), staged("s1", "a-better", 3)].concat();
-        host.write(&Root::State, PATH, text.as_bytes(), WriteMode::Truncate).unwrap();
+        host.write(&Root::State, PATH, line("pdf", "a-better", 1).as_bytes(), WriteMode::Truncate).unwrap();
+        let text =
+            [staged("s1", "b0", "b-better", 2), staged("s1", "b0", "a-better", 3), staged("s1", "b1", "b-better", 4)]
+                .concat();
+        host.write(&Root::State, STAGED_PATH, text.as_bytes(), WriteMode::Truncate).unwrap();
         // The skill's own evaluation stays the one of it against its absence.
         assert_eq!(latest(&host)["pdf"].verdict, "a-better");
         assert_eq!(latest(&host)["pdf"].at, 1);
-        let found = of_staged(&host, "pdf", "s1").unwrap();
-        assert_eq!(found.at, 3, "the newest of that text");
+        let found = of_staged(&host, "pdf", "s1", Some("b0")).unwrap();
+        assert_eq!(found.at, 3, "the newest of that text over that base");
         assert!(found.summary(None).starts_with("better than pdf now: -50%"), "{}", found.summary(None));
-        assert!(of_staged(&host, "pdf", "s2").is_none() && of_staged(&host, "git", "s1").is_none());
+        assert_eq!(of_staged(&host, "pdf", "s1", Some("b1")).map(|e| e.at), Some(4));
+        assert!(of_staged(&host, "pdf", "s1", None).is_none(), "not evaluated as a create");
+        assert!(
+            of_staged(&host, "pdf", "s2", Some("b0")).is_none() && of_staged(&host, "git", "s1", Some("b0")).is_none()
+        );
     }
 }

@@ -78,10 +78,16 @@ pub struct Settled {
 
 impl Settled {
     pub fn mtime(&self, host: &impl Host, mtime: u64) -> bool {
+        let now = host.now_ms();
+        // The clock stepped back (an NTP step, `date -s`): the files' clock may have too, and an
+        // mtime written since could be below what was settled; probe afresh.
+        if self.probed_at.get().is_some_and(|at| now < at) {
+            self.before.set(0);
+            self.probed_at.set(None);
+        }
         if mtime <= self.before.get() {
             return true;
         }
-        let now = host.now_ms();
         if self.probed_at.get() == Some(now) {
             return false;
         }

@@ -120,8 +120,10 @@ function drawCurator({ last, next }) {
 // ---------------------------------------------------------------- evaluations
 
 const pct = (x) => (typeof x === 'number' && isFinite(x) ? `${x >= 0 ? '+' : ''}${Math.round(100 * x)}%` : '—');
-const rate = (r) => (r && r.runs ? `${r.successes}/${r.runs} [${Math.round(100 * r.interval[0])}–${Math.round(100 * r.interval[1])}%]` : '—');
-const paired = (p) => (p ? `${pct(p.difference)} [${pct(p.interval[0])}, ${pct(p.interval[1])}] · p ${Number(p.pValue).toFixed(3)} · ${p.verdict}` : '—');
+// A report is a file another process wrote: a missing or odd field shows as —, never throws.
+const pair = (x) => (Array.isArray(x) ? x : []);
+const rate = (r) => (r && r.runs ? `${r.successes}/${r.runs} [${Math.round(100 * pair(r.interval)[0])}–${Math.round(100 * pair(r.interval)[1])}%]` : '—');
+const paired = (p) => (p ? `${pct(p.difference)} [${pct(pair(p.interval)[0])}, ${pct(pair(p.interval)[1])}] · p ${Number(p.pValue).toFixed(3)} · ${p.verdict}` : '—');
 
 /** Each evaluation `self-evolve eval` left: its facts, its chart (drawn by the server), its tasks. */
 function drawEvals(ans) {
