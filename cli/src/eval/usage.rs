@@ -39,8 +39,18 @@ pub fn parse(text: &str) -> Option<Tokens> {
             found.get_or_insert_default().add(tokens);
         }
     }
-    // A result printed as one indented document.
-    found.or_else(|| serde_json::from_str::<serde_json::Value>(text.trim()).ok().as_ref().and_then(of_value))
+    // A result printed as one indented document, or as one array of messages (Claude Code's
+    // `--output-format json --verbose`), whose top-level `usage` entries add up as lines do.
+    found.or_else(|| {
+        let value = serde_json::from_str::<serde_json::Value>(text.trim()).ok()?;
+        match value.as_array() {
+            Some(items) => items.iter().filter_map(of_value).reduce(|mut a, b| {
+                a.add(b);
+                a
+            }),
+            None => of_value(&value),
+        }
+    })
 }
 
 fn of_value(value: &serde_json::Value) -> Option<Tokens> {
@@ -91,6 +101,10 @@ mod tests {
             parse("{\n  \"usage\": {\"input_tokens\": 3, \"output_tokens\": 4}\n}"),
             Some(Tokens { input: 3, output: 4 })
         );
+        // An array of messages: each message's own `message.usage` is a part of the result's.
+        let lines: Vec<String> = fixture("claude-stream.jsonl").lines().map(str::to_string).collect();
+        let array = format!("[\n{}\n]", lines.join(",\n"));
+        assert_eq!(parse(&array), Some(claude));
     }
 
     #[test]
