@@ -18,7 +18,7 @@ pub(super) fn diff(host: &impl Host, id: &str, json_mode: bool) -> Result<String
     let evaluation = pending::load(host, id).ok().as_ref().and_then(|m| evaluated(host, m));
     let mut value = json!({"id": id, "diff": diff});
     if let Some(e) = &evaluation {
-        value["evaluation"] = json!(e);
+        value["evaluation"] = evaluation_json(e);
     }
     answer(json_mode, value, || match &evaluation {
         Some(e) => format!("evaluated: {}\n\n{diff}", e.summary(None)),
@@ -29,6 +29,14 @@ pub(super) fn diff(host: &impl Host, id: &str, json_mode: bool) -> Result<String
 /// The evaluation of a staged write's text (`self-evolve eval --pending ID`), if one finished.
 fn evaluated(host: &impl Host, manifest: &pending::Manifest) -> Option<evaluations::Evaluation> {
     evaluations::of_staged(host, &manifest.skill, manifest.new_sha256.as_deref()?, manifest.base_sha256.as_deref())
+}
+
+/// An evaluation as `--json` gives it, with the line the text answer shows (`summary`), so the
+/// console says what the CLI says.
+fn evaluation_json(e: &evaluations::Evaluation) -> serde_json::Value {
+    let mut value = json!(e);
+    value["summary"] = json!(e.summary(None));
+    value
 }
 
 /// `approve ID [--accept-finding RULE]…`: the id and the accepted rules, each named on its own.
@@ -147,28 +155,23 @@ pub(super) fn pending(host: &impl Host, rest: &[&str], json_mode: bool) -> Resul
     let evaluated: Vec<Option<evaluations::Evaluation>> = manifests.iter().map(|m| evaluated(host, m)).collect();
     let rows = manifests
         .iter()
-        .map(|m| {
+        .zip(&evaluated)
+        .map(|(m, evaluation)| {
             let mut row =
                 vec![m.id.clone(), m.operation.clone(), m.scope.clone(), m.path.clone(), m.created_at.clone()];
             if any_held {
                 let held: Vec<String> = m.held.iter().map(|h| format!("{} (line {})", h.rule, h.line)).collect();
                 row.push(if held.is_empty() { "-".to_string() } else { format!("held: {}", held.join(", ")) });
             }
-            row.push(match behind(&m.id) {
+            let mut reason = match behind(&m.id) {
                 Some(archive) => format!("(waits behind archive {}) {}", archive.id, m.reason),
                 None => m.reason.clone(),
-            });
-            row
-        })
-        .collect::<Vec<_>>();
-    // An evaluated text says what was found after its reason.
-    let rows = rows
-        .into_iter()
-        .zip(&evaluated)
-        .map(|(mut row, e)| {
-            if let (Some(e), Some(reason)) = (e, row.last_mut()) {
+            };
+            // An evaluated text says what was found after its reason.
+            if let Some(e) = evaluation {
                 reason.push_str(&format!(" [evaluated: {}]", e.summary(None)));
             }
+            row.push(reason);
             row
         })
         .collect();
@@ -179,7 +182,7 @@ pub(super) fn pending(host: &impl Host, rest: &[&str], json_mode: bool) -> Resul
                 entry["waitsBehind"] = json!(archive.id);
             }
             if let Some(e) = e {
-                entry["evaluation"] = json!(e);
+                entry["evaluation"] = evaluation_json(e);
             }
         }
     }

@@ -21,19 +21,12 @@ fn valid_key(key: &str) -> bool {
 }
 
 fn read_report(dir: &Path) -> Option<Value> {
-    use std::io::Read;
-    // The folder and the file themselves, never through a link; at most the cap is read, whatever
-    // the file grew to since.
+    // The folder itself, never through a link; the file as the host reads any file others write
+    // (`read_regular`: no link, no FIFO or device, opened without blocking, at most the cap).
     if !std::fs::symlink_metadata(dir).ok()?.is_dir() {
         return None;
     }
-    let path = dir.join("report.json");
-    let meta = std::fs::symlink_metadata(&path).ok()?;
-    if !meta.is_file() || meta.len() > MAX_REPORT_BYTES {
-        return None;
-    }
-    let mut bytes = Vec::new();
-    std::fs::File::open(&path).ok()?.take(MAX_REPORT_BYTES).read_to_end(&mut bytes).ok()?;
+    let bytes = crate::home::files::read_regular(&dir.join("report.json"), MAX_REPORT_BYTES).ok()??;
     serde_json::from_slice(&bytes).ok()
 }
 
@@ -212,5 +205,21 @@ mod tests {
         let listed = list(dir.path());
         assert_eq!(listed["evaluations"][0]["key"], "0123456789abcdef");
         assert_eq!(listed["evaluations"][0]["chart"], "/api/eval/0123456789abcdef.svg");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_or_a_link_where_a_report_was_expected_is_passed_over_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let eval = crate::home::state(dir.path()).join("eval");
+        std::fs::create_dir_all(eval.join("aaaaaaaaaaaaaaaa")).unwrap();
+        let fifo = eval.join("aaaaaaaaaaaaaaaa/report.json");
+        rustix::fs::mknodat(rustix::fs::CWD, &fifo, rustix::fs::FileType::Fifo, rustix::fs::Mode::RUSR, 0).unwrap();
+        std::fs::create_dir_all(dir.path().join("elsewhere")).unwrap();
+        std::fs::write(dir.path().join("elsewhere/report.json"), r#"{"arms":["a","b"],"tasks":[]}"#).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("elsewhere"), eval.join("bbbbbbbbbbbbbbbb")).unwrap();
+        assert!(chart_at(dir.path(), "/api/eval/aaaaaaaaaaaaaaaa.svg").is_none());
+        assert!(chart_at(dir.path(), "/api/eval/bbbbbbbbbbbbbbbb.svg").is_none());
+        assert_eq!(list(dir.path())["evaluations"], serde_json::json!([]));
     }
 }

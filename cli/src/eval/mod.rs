@@ -107,11 +107,12 @@ pub fn evaluate(options: &Options, interrupted: &Arc<AtomicBool>, children: &run
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let runs_path = dir.join("runs.jsonl");
     let mut done = read_runs(&runs_path)?;
+    // The agent command as every file of the state root keeps it: any credential in it redacted.
+    let agent_kept = self_evolve_scan::redact_secrets(&template).unwrap_or_else(|| template.clone());
     std::fs::write(
         dir.join("eval.json"),
         serde_json::to_vec_pretty(&serde_json::json!({"suite": options.suite, "suiteSha256": suite.sha256,
-            "agent": self_evolve_scan::redact_secrets(&template).unwrap_or_else(|| template.clone()),
-            "arms": [arms[0].label, arms[1].label]}))?,
+            "agent": agent_kept, "arms": [arms[0].label, arms[1].label]}))?,
     )?;
 
     let homes = tempfile::Builder::new().prefix("self-evolve-eval-homes-").tempdir()?;
@@ -191,13 +192,10 @@ pub fn evaluate(options: &Options, interrupted: &Arc<AtomicBool>, children: &run
         done.insert((record.task.clone(), record.arm.clone(), record.rep), record.outcome);
     }
     let report = report::build(&suite, &template, &arms, options.repeat, &done);
-    // The report as the console shows it (`self-evolve ui`, Evaluations), the agent redacted;
-    // replaced whole (a console never reads half of one).
-    let mut kept = report.clone();
-    kept.agent = self_evolve_scan::redact_secrets(&kept.agent).unwrap_or(kept.agent);
-    let temp = dir.join(format!(".report.json.{}.tmp", std::process::id()));
-    std::fs::write(&temp, serde_json::to_vec_pretty(&kept)?)?;
-    std::fs::rename(&temp, dir.join("report.json"))?;
+    // The report as the console shows it (`self-evolve ui`, Evaluations) and the evidence keep
+    // it: the agent redacted; replaced whole (a console never reads half of one).
+    let kept = report::Report { agent: agent_kept, ..report.clone() };
+    crate::home::files::write_atomic(&dir.join("report.json"), &serde_json::to_vec_pretty(&kept)?)?;
     if options.max_tokens.is_some() && done.values().any(|o| o.tokens.is_none()) {
         eprintln!(
             "self-evolve eval: some runs reported no tokens (no `usage` line in what the agent printed), so \
@@ -205,7 +203,7 @@ pub fn evaluate(options: &Options, interrupted: &Arc<AtomicBool>, children: &run
         );
     }
     if let (true, Some(subject)) = (report.complete, &subject) {
-        record_evidence(&options.home, subject, &report)?;
+        record_evidence(&options.home, subject, &kept)?;
     }
     Ok(report)
 }
@@ -234,8 +232,8 @@ enum Subject {
 }
 
 /// One line per finished evaluation of a skill: what it was measured on (the suite, the agent
-/// command with any credential in it redacted, the skill's text by its sha256) and what was
-/// found; `/skills show` shows the newest of a skill, `/skills pending` and `diff` the one of a
+/// command as `report` holds it, credentials redacted, the skill's text by its sha256) and what
+/// was found; `/skills show` shows the newest of a skill, `/skills pending` and `diff` the one of a
 /// staged text, and the curator flags a negative one.
 fn record_evidence(home: &Path, subject: &Subject, report: &report::Report) -> Result<()> {
     // A staged text's evaluation goes to a file of its own: a plugin from before staged
@@ -250,9 +248,9 @@ fn record_evidence(home: &Path, subject: &Subject, report: &report::Report) -> R
         }
     };
     let path = crate::home::state(home).join("eval").join(file);
-    let agent = self_evolve_scan::redact_secrets(&report.agent).unwrap_or_else(|| report.agent.clone());
     let line = serde_json::json!({
-        "skill": skill, "kind": kind, "staged": staged, "baseSha256": base, "suiteSha256": report.suite_sha256, "agent": agent,
+        "skill": skill, "kind": kind, "staged": staged, "baseSha256": base, "suiteSha256": report.suite_sha256,
+        "agent": report.agent,
         "version": version, "tokens": [report.tokens[0].total, report.tokens[1].total],
         "arms": report.arms, "pairs": report.overall.pairs, "difference": report.overall.difference,
         "interval": report.overall.interval, "pValue": report.overall.p_value, "verdict": report.overall.verdict,

@@ -2,7 +2,8 @@
 //! at their path cannot hang a hook or exhaust its memory: opened without blocking (a FIFO opens
 //! at once), checked on the open handle (a regular file only, never a FIFO, device or socket),
 //! and read up to a bound. A hook runs on every agent event, under the plugin-call lock, so a
-//! FIFO or `/dev/zero` there would stall or kill the agent's session.
+//! FIFO or `/dev/zero` there would stall or kill the agent's session. Files the host writes for
+//! others to read are replaced whole (`write_atomic`).
 
 use anyhow::{Context, Result, bail};
 use std::io::{Read, Write};
@@ -41,6 +42,39 @@ fn read(path: &Path, limit: u64, own: bool, too_large: &str) -> Result<Option<Ve
 pub fn append_log(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let mut file = open(path, std::fs::OpenOptions::new().create(true).append(true), true)?;
     file.write_all(bytes)
+}
+
+/// The permission bits of the file at `path`, when there is one.
+#[cfg(unix)]
+pub fn mode_of(path: &Path) -> Option<u32> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).ok().map(|m| m.permissions().mode() & 0o7777)
+}
+
+/// A temporary file beside `path`, synced, then renamed over it: a reader sees the old file or
+/// the new one, never half. The new file keeps the old one's permissions (`~/.claude.json` is
+/// private).
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let temp = dir.join(format!(".{name}.self-evolve-{}", std::process::id()));
+    let result = (|| {
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(mode_of(path).unwrap_or(0o644));
+        }
+        let mut file = options.open(&temp).with_context(|| format!("creating {}", temp.display()))?;
+        file.write_all(bytes).and_then(|()| file.sync_all()).with_context(|| format!("writing {}", temp.display()))?;
+        std::fs::rename(&temp, path).with_context(|| format!("replacing {}", path.display()))
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    result
 }
 
 /// `options` plus O_NONBLOCK (and O_NOFOLLOW when `own`), then the handle must be a regular file.

@@ -51,7 +51,7 @@ pub fn replace(path: &Path, before: Option<&str>, after: Option<&str>) -> Result
     };
     match after {
         None => std::fs::remove_file(path).with_context(|| format!("removing {}", path.display()))?,
-        Some(after) => write_atomic(path, after.as_bytes())?,
+        Some(after) => crate::home::files::write_atomic(path, after.as_bytes())?,
     }
     Ok(backup)
 }
@@ -68,7 +68,7 @@ fn back_up(path: &Path, bytes: &str) -> Result<PathBuf> {
         #[cfg(unix)]
         {
             use std::os::unix::fs::OpenOptionsExt;
-            options.mode(mode_of(path).unwrap_or(0o600));
+            options.mode(crate::home::files::mode_of(path).unwrap_or(0o600));
         }
         match options.open(&backup) {
             Ok(mut file) => {
@@ -95,36 +95,4 @@ pub fn latest_backup(path: &Path) -> Option<String> {
         }
     }
     latest
-}
-
-#[cfg(unix)]
-fn mode_of(path: &Path) -> Option<u32> {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path).ok().map(|m| m.permissions().mode() & 0o7777)
-}
-
-/// A temporary file beside `path`, synced, then renamed over it: a reader sees the old file or
-/// the new one, never half. The new file keeps the old one's permissions (`~/.claude.json` is
-/// private).
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let temp = dir.join(format!(".{name}.self-evolve-{}", std::process::id()));
-    let result = (|| {
-        let mut options = std::fs::OpenOptions::new();
-        options.write(true).create_new(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            options.mode(mode_of(path).unwrap_or(0o644));
-        }
-        let mut file = options.open(&temp).with_context(|| format!("creating {}", temp.display()))?;
-        file.write_all(bytes).and_then(|()| file.sync_all()).with_context(|| format!("writing {}", temp.display()))?;
-        std::fs::rename(&temp, path).with_context(|| format!("replacing {}", path.display()))
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&temp);
-    }
-    result
 }

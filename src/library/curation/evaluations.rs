@@ -1,8 +1,9 @@
-//! What paired evaluations found about skills (`self-evolve eval --skill NAME` and `--pending ID`
-//! append one line per finished evaluation to `eval/evidence.jsonl` in the state root): a skill's
-//! is shown by `/skills show`, and a skill the agent did better without, with confidence, is
-//! flagged by the curator for the operator (never archived on an evaluation alone); a staged
-//! text's is shown with the staged write (`/skills pending`, `diff`), found by the text's sha256.
+//! What paired evaluations found about skills (`self-evolve eval --skill NAME` appends one line
+//! per finished evaluation to `eval/evidence.jsonl` in the state root, `--pending ID` to
+//! `eval/staged.jsonl`): a skill's is shown by `/skills show`, and a skill the agent did better
+//! without, with confidence, is flagged by the curator for the operator (never archived on an
+//! evaluation alone); a staged text's is shown with the staged write (`/skills pending`, `diff`),
+//! found by the text's sha256 and the one it replaces.
 
 use crate::host::{Host, Root};
 use serde::{Deserialize, Serialize};

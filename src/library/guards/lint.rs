@@ -8,31 +8,37 @@ use self_evolve_scan::{LineCounter, Prefilter};
 use std::ops::ControlFlow;
 use std::sync::OnceLock;
 
-const DESTRUCTIVE_RULES: &[(&str, &str, &str)] = &[
+/// Each rule: its id, what it does, its pattern, and the `COMMAND_WORDS` its match starts with
+/// (a line holding none of them is never given to it).
+const DESTRUCTIVE_RULES: &[(&str, &str, &str, &[&str])] = &[
     (
         "rm-rf-root",
         "deletes from the filesystem root or home",
         r"(?-u:\b)rm[ \t]+(?:-[a-zA-Z]*[rR][a-zA-Z]*[ \t]+)+(?:/|~|\$HOME|/\*)(?:[ \t\r\n;]|$)",
+        &["rm"],
     ),
     (
         "force-push",
         "force-pushes git history",
         r"(?-u:\b)git[ \t]+push(?-u:\b)[^\n]*(?:[ \t]--force(?-u:\b)|[ \t]-f(?-u:\b)|[ \t]--force-with-lease(?-u:\b))",
+        &["git"],
     ),
-    ("git-reset-hard", "discards uncommitted work", r"(?-u:\b)git[ \t]+reset[ \t]+--hard(?-u:\b)"),
+    ("git-reset-hard", "discards uncommitted work", r"(?-u:\b)git[ \t]+reset[ \t]+--hard(?-u:\b)", &["git"]),
     (
         "drop-table",
         "drops database objects",
         r"(?-u:\b)(?i-u:drop[ \t]+(?:table|database|schema)|truncate[ \t]+table)(?-u:\b)",
+        &["drop", "truncate"],
     ),
     (
         "curl-pipe-shell",
         "runs a downloaded script unseen",
         r"(?-u:\b)(?:curl|wget)(?-u:\b)[^\n|]*\|[ \t]*(?:sudo[ \t]+)?(?:ba|z)?sh(?-u:\b)",
+        &["curl", "wget"],
     ),
-    ("chmod-777", "makes files world-writable", r"(?-u:\b)chmod[ \t]+(?:-R[ \t]+)?0?777(?-u:\b)"),
-    ("mkfs", "formats a filesystem", r"(?-u:\b)mkfs(?:\.[a-z0-9]+)?[ \t]"),
-    ("dd-to-device", "writes raw bytes to a device", r"(?-u:\b)dd(?-u:\b)[^\n]*(?-u:\b)of=/dev/"),
+    ("chmod-777", "makes files world-writable", r"(?-u:\b)chmod[ \t]+(?:-R[ \t]+)?0?777(?-u:\b)", &["chmod"]),
+    ("mkfs", "formats a filesystem", r"(?-u:\b)mkfs(?:\.[a-z0-9]+)?[ \t]", &["mkfs"]),
+    ("dd-to-device", "writes raw bytes to a device", r"(?-u:\b)dd(?-u:\b)[^\n]*(?-u:\b)of=/dev/", &["dd"]),
 ];
 
 fn destructive() -> &'static [Regex] {
@@ -41,7 +47,7 @@ fn destructive() -> &'static [Regex] {
         // Built-in patterns: a failure here is a bug caught by the unit tests, never input.
         DESTRUCTIVE_RULES
             .iter()
-            .map(|(_, _, p)| Regex::new(p).unwrap_or_else(|e| panic!("built-in lint pattern: {e}")))
+            .map(|(_, _, p, _)| Regex::new(p).unwrap_or_else(|e| panic!("built-in lint pattern: {e}")))
             .collect()
     })
 }
@@ -72,7 +78,7 @@ fn finding(id: &'static str, what: &str, line: usize, matched: &str) -> Finding 
 #[cfg(test)]
 fn by_rule(text: &str) -> Vec<Finding> {
     let mut findings = Vec::new();
-    for ((id, what, _), regex) in DESTRUCTIVE_RULES.iter().zip(destructive()) {
+    for ((id, what, _, _), regex) in DESTRUCTIVE_RULES.iter().zip(destructive()) {
         let mut lines = LineCounter::default();
         for m in regex.find_iter(text) {
             findings.push(finding(id, what, lines.line_at(text, m.start()), m.as_str()));
@@ -84,9 +90,9 @@ fn by_rule(text: &str) -> Vec<Finding> {
 
 /// The same findings, in the same order, from one pass: the prefilter finds where a command
 /// word may start, and only a line holding one at a word boundary is given to the rules: those
-/// whose words it holds (`RULE_WORDS`), from the first of them on. No rule's match crosses a line (each
-/// reads at most to the line's newline), so a line without a command word holds none. It
-/// replaces eight passes of regex searches over the whole text.
+/// whose words it holds, from the first of them on. No rule's match crosses a line (each reads
+/// at most to the line's newline), so a line without a command word holds none. It replaces
+/// eight passes of regex searches over the whole text.
 fn by_command_lines(text: &str) -> Vec<Finding> {
     static WORDS: OnceLock<Prefilter> = OnceLock::new();
     let words = WORDS.get_or_init(|| {
@@ -108,13 +114,11 @@ fn by_command_lines(text: &str) -> Vec<Finding> {
         let end = b[pos..].iter().position(|&c| c == b'\n').map_or(b.len(), |i| pos + i + 1);
         let line = lines.line_at(text, start);
         let first = words_on(&b[start..end]);
-        for (((id, what, _), regex), wanted) in DESTRUCTIVE_RULES.iter().zip(destructive()).zip(RULE_WORDS) {
+        for ((id, what, _, starts), regex) in DESTRUCTIVE_RULES.iter().zip(destructive()) {
             // A rule's matches start at one of its words, so none before the first of them:
             // the search starts there (a word boundary, as the rule's leading `\b` needs).
-            let Some(from) = (0..COMMAND_WORDS.len()).filter(|i| wanted & 1 << i != 0).filter_map(|i| first[i]).min()
-            else {
-                continue;
-            };
+            let at = |w: &&str| COMMAND_WORDS.iter().position(|c| c == w).and_then(|i| first[i]);
+            let Some(from) = starts.iter().filter_map(at).min() else { continue };
             for m in regex.find_iter(&text[start + from..end]) {
                 findings.push(finding(id, what, line, m.as_str()));
             }
@@ -123,10 +127,6 @@ fn by_command_lines(text: &str) -> Vec<Finding> {
     });
     findings
 }
-
-/// Which of `COMMAND_WORDS` each rule's match starts with, as bits of their indices, in
-/// `DESTRUCTIVE_RULES`' order (`words_on` returns one position per word: nine).
-const RULE_WORDS: [u16; 8] = [1 << 0, 1 << 1, 1 << 1, 1 << 2 | 1 << 3, 1 << 4 | 1 << 5, 1 << 6, 1 << 7, 1 << 8];
 
 fn word_byte(c: u8) -> bool {
     c.is_ascii_alphanumeric() || c == b'_'

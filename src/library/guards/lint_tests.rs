@@ -16,6 +16,14 @@ fn destructive_idioms_are_warnings_with_lines() {
 }
 
 #[test]
+fn every_rule_names_the_command_words_it_starts_with() {
+    // A rule whose words the prefilter does not look for would never be given a line.
+    for (id, _, _, starts) in DESTRUCTIVE_RULES {
+        assert!(!starts.is_empty() && starts.iter().all(|w| COMMAND_WORDS.contains(w)), "{id}: {starts:?}");
+    }
+}
+
+#[test]
 fn advice_covers_length_and_when_to_use() {
     let rules = |d: &str, b: &str| advise(d, b).iter().map(|f| f.rule).collect::<Vec<_>>();
     assert_eq!(rules("Deploys the app.", "Run make deploy.\n"), ["when-to-use"]);

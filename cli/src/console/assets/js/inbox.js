@@ -88,13 +88,9 @@ function drawDetail(d) {
   return box;
 }
 
-/** What `self-evolve eval --pending ID` found about this staged text, in one line. */
+/** What `self-evolve eval --pending ID` found about this staged text: the CLI's own line. */
 function evaluated(ev, id) {
-  if (!ev) return `not yet (self-evolve eval SUITE --pending ${id})`;
-  const pct = (x) => `${x >= 0 ? '+' : ''}${Math.round(100 * x)}%`;
-  const against = (ev.arms || [])[1] || 'what it replaces';
-  const found = ev.verdict === 'a-better' ? `better than ${against}` : ev.verdict === 'b-better' ? `worse than ${against}` : `inconclusive against ${against}`;
-  return `${found}: ${pct(ev.difference)} [${pct(ev.interval[0])}, ${pct(ev.interval[1])}], p ${Number(ev.pValue).toFixed(3)}, ${ev.pairs} pairs`;
+  return ev && typeof ev.summary === 'string' ? ev.summary : `not yet (self-evolve eval SUITE --pending ${id})`;
 }
 
 /** A checkbox per finding rule; a held write lands only with every rule accepted. */
