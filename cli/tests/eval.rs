@@ -405,6 +405,27 @@ fn a_staged_write_that_cannot_be_evaluated_is_refused_and_nothing_is_recorded() 
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success() && stderr.contains(says), "{args:?}: {stderr}");
     }
+    // Its text changed on disk since it was staged, or a FIFO put in its place: refused, never
+    // blocked on, and the staged write is still there to reject.
+    let plain = tool(
+        &home,
+        serde_json::json!({"action": "create", "name": "plain-one", "description": "Plain. Use when testing.",
+            "body": "# Plain\n", "reason": "a plain write"}),
+    );
+    let plain = plain["id"].as_str().unwrap_or_else(|| panic!("{plain}")).to_string();
+    let new = home.join("self-evolve/pending").join(&plain).join("new");
+    let refused = |says: &str| {
+        let args = ["--agent", fake_agent().as_str(), "--pending", plain.as_str()].map(str::to_string);
+        let out = cli(&home).arg("eval").arg(&suite).args(&args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && stderr.contains(says), "{says}: {stderr}");
+    };
+    std::fs::write(&new, "# Plain, changed behind the plugin's back\n").unwrap();
+    refused("changed on disk since it was staged");
+    std::fs::remove_file(&new).unwrap();
+    rustix::fs::mknodat(rustix::fs::CWD, &new, rustix::fs::FileType::Fifo, rustix::fs::Mode::RUSR, 0).unwrap();
+    refused("not a regular file");
+    assert!(skills(&home, &["pending"]).contains(&plain));
     assert!(!home.join("self-evolve/eval").exists(), "a refused evaluation records nothing");
 }
 

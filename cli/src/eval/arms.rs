@@ -2,7 +2,7 @@
 //! each arm's runs get: a temporary home seeded from the user's (its config, host file and
 //! skills), never the user's own, so nothing a run does reaches the user's library or state.
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use std::path::Path;
 
 /// The library an arm's agent sees.
@@ -79,6 +79,10 @@ pub fn against(home: &Path, at: &str, wasm: &crate::component::Source) -> Result
     ])
 }
 
+/// A staged SKILL.md larger than this is not read (the plugin's own bound on a file it writes is
+/// smaller).
+const MAX_STAGED_BYTES: u64 = 16 << 20;
+
 /// A staged write's arms: its SKILL.md as staged, against the library as it is.
 pub struct Staged {
     pub arms: [Arm; 2],
@@ -128,8 +132,12 @@ pub fn staged(home: &Path, id: &str, wasm: &crate::component::Source) -> Result<
     {
         bail!("staged write `{id}` names no skill of this library");
     }
+    // Read as every file others may write is (`read_regular`): a FIFO or link there never blocks
+    // or redirects the evaluation.
     let path = crate::home::state(home).join("pending").join(&id).join("new");
-    let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+    let Some(bytes) = crate::home::files::read_regular(&path, MAX_STAGED_BYTES)? else {
+        bail!("staged write {id} has no text on disk: reject it and stage the change again");
+    };
     let sha256 = super::suite::sha256_hex(&bytes);
     if entry["newSha256"].as_str() != Some(sha256.as_str()) {
         bail!("staged write {id} changed on disk since it was staged: reject it and stage the change again");
