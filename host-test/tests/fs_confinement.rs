@@ -102,6 +102,13 @@ fn symlinks_are_refused_anywhere_on_the_path() {
     fs.write(&root, "real.md", b"x", Mode::CreateNew).unwrap();
     assert_eq!(fs.rename(&root, "real.md", "escape/moved.md"), Err(FsErr::Symlink));
     assert_eq!(fs.rename(&root, "link.md", "moved.md"), Err(FsErr::Symlink));
+    // Nor is a link replaced by a rename onto it (the free-name rename finds it taken first).
+    assert_eq!(fs.rename(&root, "real.md", "link.md"), Err(FsErr::Symlink));
+    assert!(w.user.join("real.md").is_file() && w.user.join("link.md").is_symlink());
+    // A plain file is replaced, as rename does.
+    fs.write(&root, "other.md", b"y", Mode::CreateNew).unwrap();
+    fs.rename(&root, "other.md", "real.md").unwrap();
+    assert_eq!(std::fs::read(w.user.join("real.md")).unwrap(), b"y");
 
     // stat reports a final symlink as one, without following it.
     assert_eq!(fs.stat(&root, "link.md").unwrap().kind, Kind::Symlink);

@@ -60,6 +60,48 @@ fn parity_a_root_deleted_while_running_is_opened_again() {
     assert_eq!(std::fs::read(w.state.join("b.json")).unwrap(), b"2");
 }
 
+/// The deleted root is noticed by whichever call comes first after it (the handle is checked
+/// when a call through it finds nothing, not before every call): each operation answers as it
+/// would on the folder made again.
+#[test]
+fn every_operation_opens_a_deleted_root_again() {
+    let w = world();
+    let mut fs = cap(&w);
+    let state = RootRef::State;
+    let remake = |files: &[&str]| {
+        std::fs::remove_dir_all(&w.state).unwrap();
+        std::fs::create_dir_all(w.state.join("sub")).unwrap();
+        for f in files {
+            std::fs::write(w.state.join(f), f.as_bytes()).unwrap();
+        }
+    };
+    fs.write(&state, "first.json", b"1", Mode::CreateNew).unwrap();
+    remake(&["sub/a.txt"]);
+    assert_eq!(fs.read(&state, "sub/a.txt").unwrap(), b"sub/a.txt");
+    remake(&["top.txt"]);
+    assert_eq!(fs.read(&state, "top.txt").unwrap(), b"top.txt");
+    remake(&["sub/a.txt"]);
+    fs.write(&state, "sub/a.txt", b"+", Mode::Append).unwrap();
+    assert_eq!(std::fs::read(w.state.join("sub/a.txt")).unwrap(), b"sub/a.txt+");
+    remake(&["sub/a.txt"]);
+    fs.rename(&state, "sub/a.txt", "sub/b.txt").unwrap();
+    assert!(w.state.join("sub/b.txt").is_file());
+    remake(&["sub/a.txt"]);
+    assert_eq!(fs.stat(&state, "sub/a.txt").unwrap().size, 9);
+    remake(&["sub/a.txt"]);
+    assert_eq!(fs.list_dir(&state, "sub").unwrap(), vec![("a.txt".to_string(), Kind::File)]);
+    remake(&["x.txt"]);
+    assert_eq!(fs.list_dir(&state, "").unwrap().len(), 2, "the root lists as made again: sub and x.txt");
+    remake(&["sub/a.txt"]);
+    fs.remove_file(&state, "sub/a.txt").unwrap();
+    assert!(!w.state.join("sub/a.txt").exists());
+    remake(&["sub/a.txt"]);
+    assert_eq!(fs.stat_many(&state, &["sub/a.txt".into()])[0].as_ref().unwrap().size, 9);
+    remake(&[]);
+    fs.create_dir_all(&state, "made/deep").unwrap();
+    assert!(w.state.join("made/deep").is_dir());
+}
+
 /// Node (`Dirs.openReal`) and Python (`open_real`) open a user or state root by walking its real
 /// path from `/` with O_NOFOLLOW, so a component swapped for a link after start-up is `symlink`.
 /// Rust opens the root by name, following links: here it writes into `outside`.

@@ -398,9 +398,7 @@ impl Held {
             evidence: (was.evidence != now.evidence).then(|| now.evidence.clone()),
             t: host.now_ms(),
         };
-        let mut value = serde_json::to_value(&record).ok()?;
-        crate::library::guards::scan::redact_json(&mut value);
-        let mut line = serde_json::to_vec(&value).ok()?;
+        let mut line = crate::library::guards::scan::to_redacted_vec(&record).ok()?;
         if line.len() > sessions::MAX_FILE_BYTES {
             host.log(
                 Level::Warn,

@@ -107,8 +107,6 @@ pub(super) fn open_file(
     access: Access,
     single_link_reads: bool,
 ) -> Result<(OwnedFd, Stat), FsErr> {
-    let (parent, name) = split(path);
-    let dir = open_dir(root, parent, access != Access::Read)?;
     let flags = FILE_FLAGS
         | match access {
             Access::Read => OFlags::RDONLY,
@@ -116,8 +114,22 @@ pub(super) fn open_file(
             Access::Truncate => OFlags::WRONLY | OFlags::CREATE,
             Access::Append => OFlags::WRONLY | OFlags::CREATE | OFlags::APPEND,
         };
-    let fd = rfs::openat(&dir, name, flags, Mode::from_raw_mode(0o666))
-        .map_err(|e| component_error(&dir, OsStr::new(name), e))?;
+    let fd = match open_beneath(root.as_fd(), path, flags, access) {
+        Some(found) => found?,
+        None => {
+            let (parent, name) = split(path);
+            let open_in = |dir: BorrowedFd<'_>| {
+                rfs::openat(dir, name, flags, Mode::from_raw_mode(0o666))
+                    .map_err(|e| component_error(&dir, OsStr::new(name), e))
+            };
+            // A file at the top of the root is opened from the root's handle itself.
+            if parent.is_empty() {
+                open_in(root.as_fd())?
+            } else {
+                open_in(open_dir(root, parent, access != Access::Read)?.as_fd())?
+            }
+        }
+    };
     let st = rfs::fstat(&fd).map_err(errno)?;
     if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
         return Err(FsErr::WrongKind);
@@ -129,6 +141,31 @@ pub(super) fn open_file(
         rfs::ftruncate(&fd, 0).map_err(errno)?;
     }
     Ok((fd, st))
+}
+
+/// On Linux, the file at a path of several components opened with one `openat2` that refuses
+/// any symlink on the way or at the end and any step out of the root (a held session appends to
+/// `sessions/<key>/journal…` at every event: one call where the walk takes three). `None` leaves
+/// it to the walk, which says exactly what stood in the way: a link, a folder still to be made,
+/// a name already taken (perhaps by a link), an old kernel.
+#[cfg(target_os = "linux")]
+fn open_beneath(root: BorrowedFd<'_>, path: &str, flags: OFlags, access: Access) -> Option<Result<OwnedFd, FsErr>> {
+    use rustix::fs::ResolveFlags;
+    if !path.contains('/') {
+        return None;
+    }
+    let how = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
+    match rfs::openat2(root, path, flags, Mode::from_raw_mode(0o666), how) {
+        Ok(fd) => Some(Ok(fd)),
+        // Nothing is made by a read: a missing file or folder on the way is `not-found` either way.
+        Err(Errno::NOENT) if access == Access::Read => Some(Err(FsErr::NotFound)),
+        Err(_) => None,
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn open_beneath(_: BorrowedFd<'_>, _: &str, _: OFlags, _: Access) -> Option<Result<OwnedFd, FsErr>> {
+    None
 }
 
 /// The entry `name` in `dir`, never following it.
