@@ -9,7 +9,8 @@ use crate::library::curation::ledger::Ledger;
 use crate::library::guards::reads::ReadRegistry;
 use crate::library::storage::list_cache::ListCache;
 use crate::schedule::scheduler::Scheduler;
-use crate::schedule::session_journal::{self, Holdings};
+use crate::schedule::session_holdings::Holdings;
+use crate::schedule::session_journal;
 use crate::schedule::sessions::{self, Stored};
 
 /// Everything that exists only after a successful `init`.
@@ -102,8 +103,9 @@ impl Active {
             return Ok(scope);
         }
         if let Some(held) = self.holdings.get_mut(session) {
-            if held.claim(host) {
-                let (state, busy) = (held.state.clone(), held.busy_path());
+            // A batch's journal stays busy between events: there is nothing to claim.
+            if held.batch || held.claim(host) {
+                let (state, busy) = (held.current().clone(), held.busy_path());
                 self.review.session_lock = Some(crate::state_file::Lock::journal(host, busy));
                 self.put_session(state);
                 scope.held = true;
@@ -121,7 +123,7 @@ impl Active {
         };
         if lease
             && self.holdings.may_hold(session)
-            && let Some(held) = session_journal::lease(host, session, &stored)
+            && let Some(held) = session_journal::lease(host, session, &stored, self.holdings.batch)
         {
             lock.release_keeping_folder(host);
             self.review.session_lock = Some(crate::state_file::Lock::journal(host, held.busy_path()));
@@ -170,17 +172,20 @@ impl Active {
         if scope.held {
             self.review.session_lock = None;
             let Some(held) = self.holdings.get_mut(&session) else { return };
+            let current = held.current();
             let like = Stored {
-                generation: held.state.generation,
-                updated_ms: held.state.updated_ms,
-                v: held.state.v,
+                generation: current.generation,
+                updated_ms: current.updated_ms,
+                v: current.v,
                 ..Stored::default()
             };
             let now = self.take_session(&session, &like);
             let Some(held) = self.holdings.get_mut(&session) else { return };
-            if !held.commit(host, now) {
+            let kept = if held.batch { held.keep(host, now) } else { held.commit(host, now) };
+            if !kept {
                 self.holdings.lose(host, &session);
             }
+            self.holdings.after_event(host);
             return;
         }
         let (Some(mut lock), Some(loaded)) = (self.review.session_lock.take(), scope.loaded) else { return };
@@ -261,7 +266,7 @@ impl Active {
             review_loops: Default::default(),
             review_loop_ready: false,
             evidence: Default::default(),
-            holdings: Holdings::new(owner),
+            holdings: Holdings::new(owner, false),
         }
     }
 }
@@ -270,6 +275,9 @@ impl Active {
 #[path = "active_tests.rs"]
 mod tests;
 
+#[cfg(test)]
+#[path = "held_batch_tests.rs"]
+mod held_batch_tests;
 #[cfg(test)]
 #[path = "held_tests.rs"]
 mod held_tests;

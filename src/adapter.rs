@@ -202,6 +202,12 @@ impl ex::lifecycle::Guest for Component {
     }
 }
 
+impl ex::sessions::Guest for Component {
+    fn hand_back() {
+        with_plugin(|p| p.hand_back());
+    }
+}
+
 impl ex::tools::Guest for Component {
     fn list() -> Vec<ex::tools::ToolSpec> {
         with_plugin(|p| p.tool_specs())

@@ -6,7 +6,7 @@
 use super::*;
 use crate::fake::FakeHost;
 use crate::host::{Host, Root, WriteMode};
-use crate::schedule::session_journal::MAX_HELD;
+use crate::schedule::session_holdings::MAX_HELD;
 use crate::state_file::STALE_LOCK_MS;
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::wasm_bindgen_test as test;

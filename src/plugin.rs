@@ -18,8 +18,15 @@ use crate::library::storage::list_cache::ListCache;
 use crate::schedule::scheduler::Scheduler;
 
 /// Host services a part may wait for (seed 002, "Entry and activation").
-pub const KNOWN_SERVICES: &[&str] =
-    &["tools", "commands", "system-prompt", "agents", "subagents", crate::schedule::session_journal::SERVICE];
+pub const KNOWN_SERVICES: &[&str] = &[
+    "tools",
+    "commands",
+    "system-prompt",
+    "agents",
+    "subagents",
+    crate::schedule::session_journal::SERVICE,
+    crate::schedule::session_journal::BATCH_SERVICE,
+];
 
 pub struct Plugin<H: Host> {
     host: H,
@@ -107,8 +114,9 @@ impl<H: Host> Plugin<H> {
             review_loops,
             review_loop_ready,
             evidence: Default::default(),
-            holdings: crate::schedule::session_journal::Holdings::new(
+            holdings: crate::schedule::session_holdings::Holdings::new(
                 services.iter().any(|s| s == crate::schedule::session_journal::SERVICE),
+                services.iter().any(|s| s == crate::schedule::session_journal::BATCH_SERVICE),
             ),
         });
         self.host.log(Level::Info, &format!("self-evolve {} initialised", report.version));

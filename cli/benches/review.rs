@@ -21,18 +21,45 @@ fn wasm() -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../dist/self-evolve.wasm"))
 }
 
-/// The plugin as a replay runs it; `owner`: with `session-owner` (sessions held in memory, one
-/// append per event), or without it (each event locks, reads and writes its session's state, as
-/// a process per event must; a long-lived host before the journal did the same).
-fn plugin(config: &str, home: &std::path::Path, owner: bool) -> anyhow::Result<Plugin> {
+/// How a host keeps its sessions (the services it offers).
+#[derive(Clone, Copy)]
+enum Keeping {
+    /// `session-owner`: held in memory, one append per event (an MCP server, an embedding).
+    Held,
+    /// `session-batch` too: held, written every 1,024 events (a replay).
+    Batch,
+    /// Neither: each event locks, reads and writes its session's state, as a process per event
+    /// must (a long-lived host before the journal did the same).
+    Disk,
+}
+
+impl Keeping {
+    fn name(self) -> &'static str {
+        match self {
+            Keeping::Held => "held in memory",
+            Keeping::Batch => "held as a batch",
+            Keeping::Disk => "on disk per event",
+        }
+    }
+}
+
+/// The plugin as a replay runs it, keeping its sessions as `keeping` says.
+fn plugin(config: &str, home: &std::path::Path, keeping: Keeping) -> anyhow::Result<Plugin> {
     let host = HostConfig {
         fs: self_evolve::home::replay_fs_config(home),
         subagents: Box::new(Arc::new(Mutex::new(ScriptedProvider::default()))),
         ..HostConfig::default()
     };
     let mut plugin = Plugin::load(wasm(), host)?;
-    let services: Vec<String> =
-        replay::SERVICES.iter().filter(|s| owner || **s != "session-owner").map(|s| s.to_string()).collect();
+    let services: Vec<String> = replay::SERVICES
+        .iter()
+        .filter(|s| match keeping {
+            Keeping::Batch => true,
+            Keeping::Held => **s != "session-batch",
+            Keeping::Disk => **s != "session-batch" && **s != "session-owner",
+        })
+        .map(|s| s.to_string())
+        .collect();
     plugin.init(config, &services)?.map_err(|e| anyhow::anyhow!(e.message))?;
     Ok(plugin)
 }
@@ -68,12 +95,12 @@ fn live_processes() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The session events through the component, side by side: held in memory (`session-owner`) and
-/// on disk per event.
-fn session_events(owner: bool) -> anyhow::Result<()> {
+/// The session events through the component, side by side: held in memory (`session-owner`),
+/// held as a batch (`session-batch`), and on disk per event.
+fn session_events(owner: Keeping) -> anyhow::Result<()> {
     let home = tempfile::tempdir()?;
     let ctx = user_context("s1");
-    let mode = if owner { "held in memory" } else { "on disk per event" };
+    let mode = owner.name();
 
     let mut p = plugin(r#"{"review":{"turnInterval":10000,"toolCallThreshold":100000}}"#, home.path(), owner)?;
     let not_due = median(
@@ -136,8 +163,9 @@ fn session_events(owner: bool) -> anyhow::Result<()> {
 }
 
 fn main() -> anyhow::Result<()> {
-    session_events(true)?;
-    session_events(false)?;
+    session_events(Keeping::Held)?;
+    session_events(Keeping::Batch)?;
+    session_events(Keeping::Disk)?;
     live_processes()?;
 
     // Replay throughput: 100,000 events over 20 sessions.

@@ -125,6 +125,11 @@ impl Plugin {
     /// it the last good configuration: what a new process per event sees. Used by the
     /// restart-between-events conformance mode.
     pub fn restart(&mut self) -> Result<(), CallError> {
+        // As a process that ends cleanly: the sessions it held go back to the state root first
+        // (a broken instance cannot, and its journals are folded by the next process to need them).
+        if self.last_init.is_some() {
+            let _ = self.hand_back();
+        }
         self.sandbox.restart()?;
         if let Some((config, services)) = self.last_init.clone() {
             self.sandbox
@@ -243,6 +248,13 @@ impl Plugin {
 
     pub fn tick(&mut self) -> Result<Vec<String>, CallError> {
         self.guarded("events.tick", |b, s| b.self_evolve_plugin_events().call_tick(s))
+    }
+
+    /// Hands every session the instance holds in memory back to the state root
+    /// (`sessions.hand-back`): call it before letting a `session-owner` or `session-batch`
+    /// instance go (a replay's end, before `restart`).
+    pub fn hand_back(&mut self) -> Result<(), CallError> {
+        self.guarded("sessions.hand-back", |b, s| b.self_evolve_plugin_sessions().call_hand_back(s))
     }
 
     pub fn command(&mut self, ctx: &CallContext, args: &str) -> Result<Result<String, String>, CallError> {

@@ -157,6 +157,13 @@ impl<H: Host> Plugin<H> {
         }
     }
 
+    /// Hands every session held in memory back to the state root (`sessions.hand-back`).
+    pub fn hand_back(&mut self) {
+        if let Some(active) = self.state.as_mut() {
+            active.holdings.hand_back(&self.host);
+        }
+    }
+
     /// Reviewer timeouts, silent review-loop runs, then the curator when its pass is due.
     pub fn tick(&mut self) -> Vec<Decision> {
         let mut out = self.review_timeouts();
@@ -212,7 +219,7 @@ impl<H: Host> Plugin<H> {
         }
         sessions::sweep(host);
         let mut out = Vec::new();
-        for (session, activation) in sessions::in_flight(&self.host) {
+        for (session, activation) in active.holdings.in_flight(host) {
             // Under the session's lock: a marker whose review the session no longer has (its
             // process died between the two writes) goes; one of a session busy elsewhere stays.
             let decisions = self.in_session(&session, false, |host, active| {

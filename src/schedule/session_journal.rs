@@ -31,6 +31,17 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// The host service that says this host is one process serving its sessions for a long time.
 pub const SERVICE: &str = "session-owner";
+/// The host service that says this host runs events back to back for its whole run (a replay)
+/// and calls `sessions.hand-back` at its end. Its sessions stay busy between events: what an
+/// event changed is kept in memory and written every `session_holdings::FLUSH_EVERY` events (a
+/// record, or an empty line that renews the journal), when a review starts or ends (its in-flight
+/// marker follows what is on disk), and at the hand-back. Another process that needs one asks for
+/// it (`want`) and gets it at the next flush, whole.
+pub const BATCH_SERVICE: &str = "session-batch";
+/// A file in a session's folder: another process waits for the session (`take`).
+const WANT: &str = "want";
+/// The end of a batch holder's journal stem: a taker that finds it busy asks for it (`want`).
+const BATCH_MARK: &str = "-batch";
 const PREFIX: &str = "journal.";
 const IDLE: &str = ".jsonl";
 const BUSY: &str = ".busy";
@@ -111,6 +122,10 @@ fn in_folder(folder: &str, stem: &str, state: State) -> String {
 /// A session this process holds: its state (the truth while held) and its journal.
 #[derive(Debug)]
 pub struct Held {
+    /// Held for a batch (`BATCH_SERVICE`): the journal stays busy between events.
+    pub batch: bool,
+    /// Batch: the state when it is ahead of the journal (not yet written).
+    ahead: Option<Stored>,
     stem: String,
     /// The session's folder (`sessions::folder`), named once: it is a hash of the session.
     folder: String,
@@ -226,11 +241,40 @@ fn not_saved(session: &str) -> ToolError {
 }
 
 /// Renames one journal to `.taken`; `None` when it is gone (its holder handed it back meanwhile).
+/// While it is busy, the session is asked for (`want`): a batch holder hands it back at its next
+/// flush; a holder per event does at its event's end anyway. A batch runs its next flush within
+/// a few ms, inside the wait of a process on the wall clock.
 fn take(host: &impl Host, session: &str, journal: Journal) -> Result<Option<Journal>, ToolError> {
-    let taken = Journal { stem: journal.stem.clone(), state: State::Taken };
     if journal.state == State::Taken {
-        return Ok(Some(taken));
+        return Ok(Some(Journal { stem: journal.stem, state: State::Taken }));
     }
+    // Only a batch holder looks for an ask; a holder per event hands back at its event's end,
+    // and a refusal from waiting on one leaves nothing behind.
+    let mut tried = !journal.stem.ends_with(BATCH_MARK);
+    let want = format!("{}/{WANT}", sessions::folder(session));
+    let mut asked = false;
+    let taken = take_waiting(host, session, journal, || {
+        if !tried {
+            tried = true;
+            // Taken already: another process asked, and it takes the marker away.
+            asked = host.write(&Root::State, &want, b"", WriteMode::CreateNew).is_ok();
+        }
+    });
+    // Taken (or handed back meanwhile): the ask is answered. Still busy (`conflict`): it stays,
+    // and a batch holder hands the session back at its next flush, for the next try to find.
+    if asked && taken.is_ok() {
+        let _ = host.remove_file(&Root::State, &want);
+    }
+    taken
+}
+
+fn take_waiting(
+    host: &impl Host,
+    session: &str,
+    journal: Journal,
+    mut ask: impl FnMut(),
+) -> Result<Option<Journal>, ToolError> {
+    let taken = Journal { stem: journal.stem.clone(), state: State::Taken };
     let started = host.now_ms();
     for _ in 0..MAX_WAITS {
         // Idle first: most of the time the holder is between events.
@@ -244,7 +288,7 @@ fn take(host: &impl Host, session: &str, journal: Journal) -> Result<Option<Jour
             // Neither idle nor busy: handed back, or taken by another.
             Err(FsError::NotFound) => return Ok(None),
             Err(err) => return Err(io(session, &err)),
-            Ok(_) => {}
+            Ok(_) => ask(),
         }
         if host.now_ms().saturating_sub(started) > state_file::WAIT_MS {
             break;
@@ -279,7 +323,7 @@ fn io(session: &str, err: &FsError) -> ToolError {
 /// Under the session's lock, after `take_over`: starts a journal continuing `stored`, busy (the
 /// event that leases the session is running). `None` (logged) when it cannot be written: the
 /// session is then kept on disk per event.
-pub fn lease(host: &impl Host, session: &str, stored: &Stored) -> Option<Held> {
+pub fn lease(host: &impl Host, session: &str, stored: &Stored, batch: bool) -> Option<Held> {
     let header =
         serde_json::to_vec(&Header { journal: VERSION, base: stored.generation, session: session.to_string() }).ok()?;
     let mut bytes = header;
@@ -287,10 +331,13 @@ pub fn lease(host: &impl Host, session: &str, stored: &Stored) -> Option<Held> {
     // Unique across processes: the filesystem's time now, and this instance's token.
     let when = state_file::fs_now(host).unwrap_or(0);
     for _ in 0..4 {
-        let stem = format!("{PREFIX}{:016x}.{when}-{}", stored.generation, state_file::token(host));
+        let mark = if batch { BATCH_MARK } else { "" };
+        let stem = format!("{PREFIX}{:016x}.{when}-{}{mark}", stored.generation, state_file::token(host));
         match host.write(&Root::State, &path(session, &stem, State::Busy), &bytes, WriteMode::CreateNew) {
             Ok(()) => {
                 return Some(Held {
+                    batch,
+                    ahead: None,
                     stem,
                     folder: sessions::folder(session),
                     base: stored.generation,
@@ -331,32 +378,79 @@ impl Held {
     /// At the event's end: appends what it changed (`now`), keeps the in-flight markers in step,
     /// and hands the journal back to idle. `false` (logged) when the session is no longer this
     /// holder's: then this process keeps nothing of it.
-    pub fn commit(&mut self, host: &impl Host, mut now: Stored) -> bool {
+    pub fn commit(&mut self, host: &impl Host, now: Stored) -> bool {
+        // Taken meanwhile (as stalled): what was appended is in the taker's hands.
+        self.write(host, now) && host.rename(&Root::State, &self.busy_path(), &self.path(State::Idle)).is_ok()
+    }
+
+    /// The session's state now: what the journal holds, or (batch) what is kept ahead of it.
+    pub fn current(&self) -> &Stored {
+        self.ahead.as_ref().unwrap_or(&self.state)
+    }
+
+    /// Batch, at an event's end: keeps `now` in memory for the next flush. A review that started
+    /// or ended is written at once, so its in-flight marker never disagrees with the journal.
+    /// `false` (logged) when the session is no longer this holder's.
+    pub fn keep(&mut self, host: &impl Host, now: Stored) -> bool {
+        let id = |s: &Stored| s.review.in_flight.as_ref().map(|f| f.id.clone());
+        if id(self.current()) != id(&now) {
+            self.ahead = None;
+            return self.write(host, now);
+        }
+        self.ahead = Some(now);
+        true
+    }
+
+    /// Batch: writes what is kept ahead of the journal (or renews the journal with an empty line
+    /// when nothing is), then hands the journal back when another process asked for the session.
+    pub fn flush(&mut self, host: &impl Host) -> Flushed {
+        let written = match self.ahead.take() {
+            Some(now) if !self.same(&now) => self.write(host, now),
+            _ => self.append(host, b"\n", false),
+        };
+        if !written {
+            return Flushed::Lost;
+        }
+        let want = format!("{}/{WANT}", self.folder);
+        if host.stat(&Root::State, &want).is_err() {
+            return Flushed::Kept;
+        }
+        let handed = host.rename(&Root::State, &self.busy_path(), &self.path(State::Idle)).is_ok();
+        let _ = host.remove_file(&Root::State, &want);
+        if handed { Flushed::HandedBack } else { Flushed::Lost }
+    }
+
+    fn same(&self, now: &Stored) -> bool {
+        let was = &self.state;
+        was.review == now.review && was.reads == now.reads && was.evidence == now.evidence
+    }
+
+    /// Appends what changed since the journal's last record (keeping the in-flight markers in
+    /// step) and compacts the journal when it grew past its bounds; the journal stays busy.
+    fn write(&mut self, host: &impl Host, mut now: Stored) -> bool {
         sessions::bound_reads(&mut now);
         let before = self.state.review.in_flight.as_ref().map(|f| f.id.clone());
         let mut appended = true;
         if let Some(line) = self.record(host, &now) {
-            sessions::markers_in_step(host, before.as_deref(), &now, || appended = self.append(host, &line));
+            sessions::markers_in_step(host, before.as_deref(), &now, || appended = self.append(host, &line, true));
         }
         if !appended {
             return false;
         }
         self.state = now;
-        if (self.records >= COMPACT_RECORDS || self.size >= COMPACT_BYTES) && !self.compact(host) {
-            return false;
-        }
-        // Taken meanwhile (as stalled): what was appended is in the taker's hands.
-        host.rename(&Root::State, &self.busy_path(), &self.path(State::Idle)).is_ok()
+        !((self.records >= COMPACT_RECORDS || self.size >= COMPACT_BYTES) && !self.compact(host))
     }
 
-    /// Appends one record to the busy journal.
-    fn append(&mut self, host: &impl Host, line: &[u8]) -> bool {
+    /// Appends one record (or, not `record`, a renewal's empty line) to the busy journal.
+    fn append(&mut self, host: &impl Host, line: &[u8], record: bool) -> bool {
         let session = self.state.session.clone();
         let busy = self.busy_path();
         match host.write(&Root::State, &busy, line, WriteMode::Append) {
             Ok(()) => {
-                self.size += line.len() as u64;
-                self.records += 1;
+                if record {
+                    self.size += line.len() as u64;
+                    self.records += 1;
+                }
                 true
             }
             // The tombstone a taker leaves where it took a journal as dead (`take`).
@@ -389,7 +483,7 @@ impl Held {
     /// back (logged; the last record stays in force, as a generation would).
     fn record(&self, host: &impl Host, now: &Stored) -> Option<Vec<u8>> {
         let was = &self.state;
-        if was.review == now.review && was.reads == now.reads && was.evidence == now.evidence {
+        if self.same(now) {
             return None;
         }
         let record = Record {
@@ -437,7 +531,15 @@ impl Held {
 
     /// Hands the session back to disk: folds the journal into a generation and removes it.
     pub fn release(mut self, host: &impl Host) {
-        if !self.claim(host) {
+        // A batch's journal is busy already; what it keeps ahead of it is appended first, so a
+        // failure below leaves the journal whole for the next process to fold.
+        if !(self.batch || self.claim(host)) {
+            return;
+        }
+        if let Some(now) = self.ahead.take()
+            && !self.same(&now)
+            && !self.write(host, now)
+        {
             return;
         }
         if self.records > 0 {
@@ -453,74 +555,15 @@ impl Held {
     }
 }
 
-/// Sessions held at once; past it the one unused longest is handed back to disk.
-pub const MAX_HELD: usize = 64;
-/// Sessions remembered as lost to another process.
-const MAX_SHARED: usize = 4_096;
-
-/// The sessions this process holds (when its host offers `SERVICE`), and the ones it lost to
-/// another process: those it keeps on disk per event from then on, since two processes taking
-/// one session from each other at every event would each pay more than a process per event.
-#[derive(Debug, Default)]
-pub struct Holdings {
-    pub owner: bool,
-    held: BTreeMap<String, (Held, u64)>,
-    shared: BTreeSet<String>,
-    uses: u64,
-}
-
-impl Holdings {
-    pub fn new(owner: bool) -> Holdings {
-        Holdings { owner, ..Holdings::default() }
-    }
-
-    pub fn get_mut(&mut self, session: &str) -> Option<&mut Held> {
-        self.uses += 1;
-        let uses = self.uses;
-        self.held.get_mut(session).map(|(held, used)| {
-            *used = uses;
-            held
-        })
-    }
-
-    pub fn holds(&self, session: &str) -> bool {
-        self.held.contains_key(session)
-    }
-
-    /// Whether this process should lease `session` now.
-    pub fn may_hold(&self, session: &str) -> bool {
-        self.owner && !self.shared.contains(session)
-    }
-
-    /// Holds `held` from now on, handing back the session unused longest when over `MAX_HELD`.
-    pub fn insert(&mut self, host: &impl Host, session: &str, held: Held) {
-        while self.held.len() >= MAX_HELD {
-            let Some(oldest) = self.held.iter().min_by_key(|(_, (_, used))| *used).map(|(s, _)| s.clone()) else {
-                break;
-            };
-            if let Some((held, _)) = self.held.remove(&oldest) {
-                held.release(host);
-            }
-        }
-        self.uses += 1;
-        self.held.insert(session.to_string(), (held, self.uses));
-    }
-
-    /// `session` was taken by another process (or its journal failed): nothing of it is kept.
-    pub fn lose(&mut self, host: &impl Host, session: &str) {
-        self.held.remove(session);
-        if self.shared.len() >= MAX_SHARED {
-            self.shared.clear();
-        }
-        self.shared.insert(session.to_string());
-        host.log(
-            Level::Debug,
-            &format!(
-                "session `{}` is served by another process too: kept on disk per event here",
-                sessions::key(session)
-            ),
-        );
-    }
+/// What a batch holder's flush left the session as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flushed {
+    /// Still held, its journal up to date.
+    Kept,
+    /// Handed back to another process that asked for it.
+    HandedBack,
+    /// No longer this holder's (logged).
+    Lost,
 }
 
 #[cfg(test)]

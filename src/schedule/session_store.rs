@@ -73,6 +73,27 @@ pub fn encode(stored: &Stored) -> serde_json::Result<Vec<u8>> {
     serde_json::to_vec(&value)
 }
 
+thread_local! {
+    /// How many times this instance wrote or removed an in-flight marker (`markers_changed`).
+    static MARKERS_CHANGED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// A count that moves whenever this instance writes or removes an in-flight marker: a batch's
+/// `tick` lists the markers again when it moved (`session_holdings::Holdings::in_flight`).
+pub fn markers_changed() -> u64 {
+    MARKERS_CHANGED.with(std::cell::Cell::get)
+}
+
+fn marker_changed() {
+    MARKERS_CHANGED.with(|n| n.set(n.get().wrapping_add(1)));
+}
+
+/// Removes the in-flight marker of `activation`.
+pub fn remove_marker(host: &impl Host, activation: &str) {
+    marker_changed();
+    let _ = host.remove_file(&Root::State, &in_flight_path(activation));
+}
+
 /// Runs `write` (which saves `stored`) with the in-flight markers kept in step with the session's
 /// review: a review that started since `before` gets its marker before the state naming it is
 /// written, and one that ended loses it after, so `in_flight` never misses a review in flight.
@@ -81,6 +102,7 @@ pub fn markers_in_step(host: &impl Host, before: Option<&str>, stored: &Stored, 
     if let Some(id) = now
         && before != Some(id)
     {
+        marker_changed();
         let marker = serde_json::json!({"session": stored.session, "activation": id}).to_string();
         if let Err(err) = state_file::write_atomic(host, &Root::State, &in_flight_path(id), marker.as_bytes()) {
             host.log(Level::Warn, &format!("could not mark review {id} in flight: {err:?}"));
@@ -90,7 +112,7 @@ pub fn markers_in_step(host: &impl Host, before: Option<&str>, stored: &Stored, 
     if let Some(id) = before
         && now != Some(id)
     {
-        let _ = host.remove_file(&Root::State, &in_flight_path(id));
+        remove_marker(host, id);
     }
 }
 

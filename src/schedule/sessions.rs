@@ -181,7 +181,7 @@ pub fn in_flight(host: &impl Host) -> Vec<(String, String)> {
 /// Removes a marker whose session no longer has that review in flight (a process died between
 /// the two writes).
 pub fn forget_stale_marker(host: &impl Host, activation: &str) {
-    let _ = host.remove_file(&Root::State, &in_flight_path(activation));
+    crate::schedule::session_store::remove_marker(host, activation);
 }
 
 /// The gate's breaker as every process sees it.

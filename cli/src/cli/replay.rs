@@ -19,9 +19,11 @@ use std::sync::{Arc, Mutex};
 
 /// t = 0 on the manual clock: 2026-01-01T00:00:00Z.
 pub const EPOCH_MS: u64 = 1_767_225_600_000;
-/// A replay is one process serving its sessions for its whole run: it holds them in memory
-/// (`session-owner`), each event made durable by one append to the session's journal.
-pub const SERVICES: [&str; 6] = ["tools", "commands", "system-prompt", "agents", "subagents", "session-owner"];
+/// A replay is one process running its events back to back for its whole run: it holds its
+/// sessions in memory (`session-owner`) as a batch (`session-batch`: written every 1,024 events,
+/// when a review starts or ends, and at its end, when it hands them back).
+pub const SERVICES: [&str; 7] =
+    ["tools", "commands", "system-prompt", "agents", "subagents", "session-owner", "session-batch"];
 
 /// Starts a local gate answering the replies in `path` (see `replay --help`).
 pub fn serve_gate_replies(path: &Path) -> Result<self_evolve_host::testing::ScriptedServer> {
@@ -101,6 +103,28 @@ pub fn replay(events: &[Event], options: &Options, out: &mut impl Write) -> Resu
         narrator.note(out, 0, &format!("warning: {warning}"))?;
     }
     let progress = !options.json && std::io::stdout().is_terminal() && events.len() > 2_000;
+    let ran = run_events(events, options, &mut plugin, &clock, &provider, &mut narrator, &mut summary, progress, out);
+    // Whatever happened: the sessions held in memory (a batch keeps state ahead of its journals)
+    // go back to the home before the instance does.
+    let handed = plugin.hand_back();
+    ran?;
+    handed?;
+    Ok(summary)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_events(
+    events: &[Event],
+    options: &Options,
+    plugin: &mut Plugin,
+    clock: &ManualClock,
+    provider: &Arc<Mutex<ScriptedProvider>>,
+    narrator: &mut Narrator,
+    summary: &mut Summary,
+    progress: bool,
+    out: &mut impl Write,
+) -> Result<()> {
+    let base = options.start_ms;
     for (i, event) in events.iter().enumerate() {
         if progress && i % (events.len() / 100).max(1) == 0 {
             eprint!("\r[{:<50}] {:>3}%", "=".repeat(i * 50 / events.len()), i * 100 / events.len());
@@ -122,7 +146,7 @@ pub fn replay(events: &[Event], options: &Options, out: &mut impl Write) -> Resu
             Event::ReviewLoop(e) => narrator.event(out, t, &format!("{} /review-loop --mode {}", e.session, e.mode))?,
             _ => {}
         }
-        if let Some(more) = apply(&mut plugin, event, context)? {
+        if let Some(more) = apply(plugin, event, context)? {
             decisions.extend(more);
             if matches!(event, Event::TurnEnd { .. }) {
                 decisions.extend(plugin.pump_activations()?);
@@ -171,5 +195,5 @@ pub fn replay(events: &[Event], options: &Options, out: &mut impl Write) -> Resu
     if progress {
         eprintln!("\r[{}] 100%", "=".repeat(50));
     }
-    Ok(summary)
+    Ok(())
 }

@@ -121,6 +121,9 @@ export class Plugin {
    * old one held in memory survives; the host state (fs roots, clock, provider, endpoints) does.
    */
   restart() {
+    // As a process that ends cleanly: the sessions it held go back to the state root first
+    // (a broken instance cannot; the next process to need them folds their journals).
+    if (this.lastInit) { try { this.handBack(); } catch { /* as above */ } }
     try {
       this.fresh();
     } catch (e) {
@@ -162,6 +165,9 @@ export class Plugin {
   turnEnd(ctx, status) { return this.call('events.turn-end', (x) => x.events.turnEnd(ctx, status)); }
   activationEnd(outcome) { return this.call('events.activation-end', (x) => x.events.activationEnd(outcome)); }
   tick() { return this.call('events.tick', (x) => x.events.tick()); }
+  // Hands every session held in memory back to the state root (`sessions.hand-back`): call it
+  // before letting a 'session-owner' or 'session-batch' instance go.
+  handBack() { this.call('sessions.hand-back', (x) => x.sessions.handBack()); }
   command(ctx, args) {
     const bytes = Buffer.byteLength(args);
     if (bytes > MAX_COMMAND_BYTES) return { ok: false, error: tooLargeCommand(bytes) };

@@ -16,7 +16,7 @@ import { isU64Number, saturatingAdd, U64_MAX } from './time.js';
 export const EPOCH_MS = 1767225600000;
 // A replay is one process serving its sessions for its whole run: it holds them in memory
 // ('session-owner'), each event made durable by one append to the session's journal.
-export const SERVICES = ['tools', 'commands', 'system-prompt', 'agents', 'subagents', 'session-owner'];
+export const SERVICES = ['tools', 'commands', 'system-prompt', 'agents', 'subagents', 'session-owner', 'session-batch'];
 const TYPES = new Set(['config', 'user', 'assistant', 'tool', 'call', 'turn-end', 'reviewer', 'command', 'review-loop']);
 
 /** The longest line a replay may hold (its config line is the largest legitimate one). */
@@ -167,6 +167,17 @@ export async function replay(events, options) {
   if (!init.ok) throw new Error(`config key \`${init.error.key}\`: ${init.error.message}`);
   const out = [];
   const emit = (lines) => { for (const l of lines) { out.push(l); if (options.onLine) options.onLine(l); } };
+  try {
+    runEvents(plugin, events, start, clock, provider, options, emit);
+  } finally {
+    // Whatever happened: the sessions held in memory (a batch keeps state ahead of its journals)
+    // go back to the home before the instance does, as the Rust replay does.
+    plugin.handBack();
+  }
+  return out;
+}
+
+function runEvents(plugin, events, start, clock, provider, options, emit) {
   for (const [i, e] of events.entries()) {
     clock.set(saturatingAdd(start, e.t));
     // A new instance over the same host state (fs roots, clock, the provider and its queued
@@ -212,7 +223,6 @@ export async function replay(events, options) {
       default: break;
     }
   }
-  return out;
 }
 
 /** `--start`: `now` or whole milliseconds up to u64::MAX (as the Rust CLI); unset: EPOCH_MS. */

@@ -281,6 +281,11 @@ class Plugin:
     def tick(self) -> List[str]:
         return self._call("events", "tick")
 
+    def hand_back(self) -> None:
+        """Hands every session held in memory back to the state root (`sessions.hand-back`):
+        call it before letting a "session-owner" or "session-batch" instance go."""
+        self._call("sessions", "hand-back")
+
     # ---- catalog: what an agent may be served ----
 
     def catalog_skills(self, ctx: CallContext, offset: int = 0, limit: int = 100) -> CatalogPage:

@@ -7,7 +7,7 @@ import json
 import math
 import os
 from pathlib import Path
-from typing import Any, Callable, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from .clock import ManualClock, saturating_add
 from .host import Refused, load_plugin
@@ -18,7 +18,7 @@ from .types import CallContext, CommandResult, Document, Independence, ReviewReq
 EPOCH_MS = 1767225600000
 # A replay is one process serving its sessions for its whole run: it holds them in memory
 # ("session-owner"), each event made durable by one append to the session's journal.
-SERVICES = ["tools", "commands", "system-prompt", "agents", "subagents", "session-owner"]
+SERVICES = ["tools", "commands", "system-prompt", "agents", "subagents", "session-owner", "session-batch"]
 TYPES = frozenset(["config", "user", "assistant", "tool", "call", "turn-end", "reviewer", "command", "review-loop"])
 #: The longest line a replay may hold (its config line is the largest legitimate one).
 MAX_LINE_BYTES = 16 * 1024 * 1024
@@ -168,6 +168,17 @@ def replay(events: List[dict], *, home: str, start_ms: Optional[int] = None, gat
             if on_line:
                 on_line(line)
 
+    try:
+        _run_events(plugin, events, start, clock, provider, emit)
+    finally:
+        # Whatever happened: the sessions held in memory (a batch keeps state ahead of its
+        # journals) go back to the home before the instance does, as the Rust replay does.
+        plugin.hand_back()
+    return out
+
+
+def _run_events(plugin: Any, events: List[Dict[str, Any]], start: int, clock: Any, provider: Any,
+                emit: Callable[[List[str]], None]) -> None:
     for e in events:
         clock.set(saturating_add(start, _ms(e["t"])))
         emit(plugin.tick())
@@ -213,7 +224,6 @@ def replay(events: List[dict], *, home: str, start_ms: Optional[int] = None, gat
                 emit([command_line(session, e["text"], True, plugin.command(ctx, args))])
             except Refused as r:
                 emit([command_line(session, e["text"], False, r.payload)])
-    return out
 
 
 def start_ms(arg: Optional[str]) -> Optional[int]:
