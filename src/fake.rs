@@ -19,6 +19,8 @@ enum Moment {
     BeforeWrite,
     /// Inside a write under a folder, once it has opened that folder.
     InsideWrite,
+    /// Before a stat of the path.
+    BeforeStat,
 }
 
 /// Another process's step, run by the host in the middle of the call under test.
@@ -111,6 +113,13 @@ impl FakeHost {
         *self.interleaved.borrow_mut() = Some((prefix.to_string(), Moment::BeforeWrite, Box::new(step)));
     }
 
+    /// Runs `step` once, just before the next stat of `path`: another process acting between a
+    /// call's failed step and the look it takes to judge why (a holder handing its journal back
+    /// between a taker's rename and its stat).
+    pub fn interleave_before_stat(&self, path: &str, step: impl FnOnce(&FakeHost) + 'static) {
+        *self.interleaved.borrow_mut() = Some((path.to_string(), Moment::BeforeStat, Box::new(step)));
+    }
+
     /// Runs `step` once, inside the next write to a path under `folder/`: after the write has
     /// opened `folder` (making it when missing), before it creates anything in it. A real host
     /// writes so (it opens the parent, then creates the entry at it), and an entry created in a
@@ -128,6 +137,7 @@ impl FakeHost {
             *when == moment
                 && match moment {
                     Moment::BeforeWrite => path.starts_with(at.as_str()),
+                    Moment::BeforeStat => path == at.as_str(),
                     Moment::InsideWrite => path.strip_prefix(at.as_str()).is_some_and(|rest| rest.starts_with('/')),
                 }
         });
@@ -424,6 +434,9 @@ impl Host for FakeHost {
             return Ok(Stat { kind: EntryKind::Dir, size: 0, modified_ms: generation });
         }
         Self::check_path(path)?;
+        if let Some((_, step)) = self.take_interleaved(path, Moment::BeforeStat) {
+            step(self);
+        }
         let roots = self.roots.borrow();
         let entries = roots.get(root).ok_or(FsError::NotPermitted)?;
         Self::check_parents(entries, path)?;

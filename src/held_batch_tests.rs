@@ -162,3 +162,22 @@ fn a_batch_lists_the_markers_again_when_it_changed_one_or_every_flush_of_ticks()
     mark("a4", "s4");
     assert_eq!(Holdings::new(true, false).in_flight(&host).len(), 3);
 }
+
+/// An ask with no taker left to answer it (it gave up): the batch hands the session back all the
+/// same, and its own next event takes the journal from disk with nothing lost.
+#[test]
+fn a_batch_that_handed_a_session_back_counts_on_from_disk() {
+    let host = FakeHost::new(1_000_000);
+    let mut replay = batch();
+    for _ in 0..10 {
+        event(&host, &mut replay, "s1").unwrap();
+    }
+    let want = format!("{}/want", sessions::folder("s1"));
+    host.write(&Root::State, &want, b"", crate::host::WriteMode::CreateNew).unwrap();
+    for _ in 10..FLUSH_EVERY {
+        event(&host, &mut replay, "s1").unwrap();
+    }
+    assert!(!replay.holdings.holds("s1"));
+    event(&host, &mut replay, "s1").unwrap();
+    assert_eq!(sessions::load(&host, "s1").review.turn, u64::from(FLUSH_EVERY) + 1);
+}

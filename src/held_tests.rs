@@ -272,3 +272,27 @@ fn a_journal_record_keeps_no_credential() {
     let text = String::from_utf8_lossy(&journal);
     assert!(!text.contains(&key) && text.contains("[redacted: github-pat]"), "{text}");
 }
+
+/// A holder hands its journal back between a taker's failed rename of the idle name and its look
+/// at the busy one: the journal is neither where the taker tried nor where it looked, yet alive.
+/// Taken for gone, its records were dropped and the session started over from the generation
+/// before (found by two real processes: a replay and a call that needed its session).
+#[test]
+fn a_journal_handed_back_between_the_takers_two_looks_is_still_taken_whole() {
+    let host = FakeHost::new(1_000_000);
+    let mut server = process(true);
+    let mut hook = process(false);
+    for _ in 0..5 {
+        event(&host, &mut server, "s1", "pdf");
+    }
+    // The server is in an event (its journal busy); it hands it back at the worst moment.
+    let scope = server.enter(&host, "s1", true).unwrap();
+    let busy = format!("{}/{}", sessions::folder("s1"), journals(&host, "s1")[0]);
+    let idle = busy.replace(".busy", ".jsonl");
+    let at = busy.clone();
+    host.interleave_before_stat(&at, move |host| host.rename(&Root::State, &busy, &idle).unwrap());
+    event(&host, &mut hook, "s1", "git");
+    assert_eq!(sessions::load(&host, "s1").review.turn, 6, "the server's five turns and the hook's");
+    assert!(journals(&host, "s1").is_empty(), "folded: {:?}", files(&host, "s1"));
+    drop(scope);
+}

@@ -151,20 +151,19 @@ fn session_files(home: &Path) -> Vec<String> {
     names
 }
 
-/// A replay holds its session in memory (the `session-owner` service) and leaves its journal when
-/// it exits; the next process that needs the session, a process per call, takes it over; the
-/// replay after that counts on from there. A journal ignored or folded twice moves the review
-/// that is due at the fourth turn.
+/// A replay holds its session in memory (the `session-owner` and `session-batch` services) and
+/// hands it back when it ends: a generation, no journal; the next process that needs the session,
+/// a process per call, reads it from there; the replay after that counts on from there. A state
+/// lost or counted twice moves the review that is due at the fourth turn.
 #[test]
-fn a_session_a_replay_held_is_taken_over_by_the_next_process_with_nothing_lost() {
+fn a_session_a_replay_held_is_handed_back_at_its_end_with_nothing_lost() {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("home");
     let first = replay(&turns(dir.path(), "a.jsonl", 1_000, 3), &home);
     assert!(!first.contains("\"start\""), "no review before the fourth turn:\n{first}");
-    assert!(
-        session_files(&home).iter().any(|n| n.starts_with("journal.") && n.ends_with(".jsonl")),
-        "held, journal left idle"
-    );
+    let files = session_files(&home);
+    assert!(!files.iter().any(|n| n.starts_with("journal.")), "handed back: {files:?}");
+    assert!(files.iter().any(|n| n.ends_with(".json")), "a generation: {files:?}");
 
     // A process per call (not a session owner) for the same session: a view adds to the session's
     // reads, so it takes the session over.
@@ -190,4 +189,86 @@ fn a_session_a_replay_held_is_taken_over_by_the_next_process_with_nothing_lost()
     assert!(second.contains("\"start\""), "the fourth turn is due:\n{second}");
     let third = replay(&turns(dir.path(), "c.jsonl", 20_000, 3), &home);
     assert!(!third.contains("\"start\""), "turns 5 to 7 are not due:\n{third}");
+}
+
+/// The newest generation of session `s1` in `home`, as JSON.
+fn newest_state(home: &Path) -> Value {
+    let sessions = home.join("self-evolve/sessions");
+    let mut generations: Vec<PathBuf> = std::fs::read_dir(&sessions)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_dir() && e.file_name() != "in-flight")
+        .flat_map(|folder| std::fs::read_dir(folder.path()).unwrap().flatten().map(|f| f.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    generations.sort();
+    serde_json::from_slice(&std::fs::read(generations.last().expect("a generation")).unwrap()).unwrap()
+}
+
+/// While a replay runs, its session is busy to other processes between its events (a batch
+/// writes every 1,024 events). A process per call that needs the session asks for it, and the
+/// replay hands it back at its next flush, within the asker's wait: the call succeeds, and when
+/// both are done the session has every turn the replay ran and the read the call added.
+#[test]
+fn a_process_that_needs_a_running_replays_session_gets_it_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let created = cli()
+        .args(["tool", "skill_manage", "--session", "setup", "--home"])
+        .arg(&home)
+        .arg(
+            json!({"action": "create", "name": "notes", "description": "Notes. Use when testing.",
+                   "body": "# Notes\n\nSome notes.\n", "reason": "the test's skill"})
+            .to_string(),
+        )
+        .output()
+        .unwrap();
+    assert!(created.status.success(), "{}", String::from_utf8_lossy(&created.stderr));
+    const TURNS: u64 = 9_000;
+    let mut lines = vec![
+        json!({"t": 0, "type": "config", "config": {"review": {"turnInterval": 10_000, "toolCallThreshold": 100_000}}}),
+    ];
+    for i in 0..TURNS {
+        lines.push(json!({"t": 1_000 + i, "type": "turn-end", "session": "s1", "status": "completed"}));
+    }
+    let file = dir.path().join("long.jsonl");
+    std::fs::write(&file, lines.iter().map(|l| format!("{l}\n")).collect::<String>()).unwrap();
+    let child = cli()
+        .arg("replay")
+        .arg(&file)
+        .args(["--json", "--home"])
+        .arg(&home)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The replay's journal, busy between its events, marks it a batch.
+    let started = std::time::Instant::now();
+    let mut child = child;
+    while !session_files(&home).iter().any(|n| n.ends_with("-batch.busy")) {
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("the replay ended ({status}) before it held s1");
+        }
+        assert!(started.elapsed() < std::time::Duration::from_secs(60), "the replay never held s1");
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    let viewed = cli()
+        .args(["tool", "skill_manage", "--session", "s1", "--home"])
+        .arg(&home)
+        .arg(json!({"action": "view", "name": "notes"}).to_string())
+        .output()
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(viewed.status.success(), "the call got the session: {}", String::from_utf8_lossy(&viewed.stderr));
+    assert!(!stderr.contains("stalled"), "nothing taken as dead: {stderr}");
+    let state = newest_state(&home);
+    assert_eq!(state["review"]["turn"], TURNS, "every turn of the replay, once: {state}");
+    assert!(state["reads"]["main"].as_array().is_some_and(|r| r.contains(&json!("notes"))), "the call's read: {state}");
+    assert!(
+        !session_files(&home).iter().any(|n| n.starts_with("journal.") || n == "want"),
+        "{:?}",
+        session_files(&home)
+    );
 }

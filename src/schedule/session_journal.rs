@@ -52,6 +52,10 @@ const COMPACT_RECORDS: u32 = 256;
 const COMPACT_BYTES: u64 = 256 << 10;
 /// Attempts at a busy journal before the taker judges it, for clocks that do not move.
 const MAX_WAITS: u32 = 2_000;
+/// The same for a batch holder asked for the session: it answers at its next flush, up to
+/// `FLUSH_EVERY` events away, so a taker on the wall clock waits out the lock's whole wait (2,000
+/// attempts take a few ms); one whose clock stands still gives up after these.
+const MAX_WAITS_BATCH: u32 = 50_000;
 
 /// The first line of a journal.
 #[derive(Serialize, Deserialize)]
@@ -188,20 +192,24 @@ fn apply(host: &impl Host, session: &str, base: u64, bytes: &[u8], stored: &mut 
 
 /// Under the session's lock: takes every journal of the session from its holder, folds the ones
 /// that continue `stored` (the newest generation) and writes the result as the next generation.
-/// `Err(conflict)` while a live holder is in an event past the lock's wait.
+/// `Ok(false)` when a journal was in neither place it was looked for: the caller lists the
+/// session again (see `take`). `Err(conflict)` while a live holder is in an event past the lock's
+/// wait.
 pub fn take_over(
     host: &impl Host,
     session: &str,
     stored: &mut Stored,
     journals: Vec<Journal>,
-) -> Result<(), ToolError> {
+) -> Result<bool, ToolError> {
     if journals.is_empty() {
-        return Ok(());
+        return Ok(true);
     }
     let mut taken = Vec::new();
     for journal in journals {
-        if let Some(journal) = take(host, session, journal)? {
-            taken.push(journal);
+        match take(host, session, journal)? {
+            Some(journal) => taken.push(journal),
+            // What was taken so far stays `.taken`, for the next listing to fold.
+            None => return Ok(false),
         }
     }
     let mut folded = false;
@@ -229,7 +237,7 @@ pub fn take_over(
     for journal in &taken {
         let _ = host.remove_file(&Root::State, &journal.path(session, State::Taken));
     }
-    Ok(())
+    Ok(true)
 }
 
 fn not_saved(session: &str) -> ToolError {
@@ -240,7 +248,10 @@ fn not_saved(session: &str) -> ToolError {
     )
 }
 
-/// Renames one journal to `.taken`; `None` when it is gone (its holder handed it back meanwhile).
+/// Renames one journal to `.taken`; `None` when it was in neither place looked for: its holder
+/// handed it back between the two looks (alive, idle again), or folded it into a generation and
+/// removed it (released). Either way the session is listed again; never taken for gone, which
+/// dropped a live journal's records and started the session over from the generation before.
 /// While it is busy, the session is asked for (`want`): a batch holder hands it back at its next
 /// flush; a holder per event does at its event's end anyway. A batch runs its next flush within
 /// a few ms, inside the wait of a process on the wall clock.
@@ -253,7 +264,8 @@ fn take(host: &impl Host, session: &str, journal: Journal) -> Result<Option<Jour
     let mut tried = !journal.stem.ends_with(BATCH_MARK);
     let want = format!("{}/{WANT}", sessions::folder(session));
     let mut asked = false;
-    let taken = take_waiting(host, session, journal, || {
+    let waits = if tried { MAX_WAITS } else { MAX_WAITS_BATCH };
+    let taken = take_waiting(host, session, journal, waits, || {
         if !tried {
             tried = true;
             // Taken already: another process asked, and it takes the marker away.
@@ -272,11 +284,12 @@ fn take_waiting(
     host: &impl Host,
     session: &str,
     journal: Journal,
+    waits: u32,
     mut ask: impl FnMut(),
 ) -> Result<Option<Journal>, ToolError> {
     let taken = Journal { stem: journal.stem.clone(), state: State::Taken };
     let started = host.now_ms();
-    for _ in 0..MAX_WAITS {
+    for _ in 0..waits {
         // Idle first: most of the time the holder is between events.
         match host.rename(&Root::State, &journal.path(session, State::Idle), &taken.path(session, State::Taken)) {
             Ok(()) => return Ok(Some(taken)),

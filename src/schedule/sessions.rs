@@ -76,11 +76,20 @@ pub fn load(host: &impl Host, session: &str) -> Stored {
 /// the whole truth and what is saved next continues it. `Err(conflict)` while the holder is in an
 /// event past the lock's wait.
 pub fn load_for_update(host: &impl Host, session: &str) -> Result<Stored, crate::errors::ToolError> {
-    let (generation, mut stored, journals) = load_generation(host, session);
-    stored.generation = generation;
-    session_journal::take_over(host, session, &mut stored, journals)?;
-    Ok(stored)
+    // A journal moved between the listing and its taking (a holder between events, or one
+    // releasing it into a generation): the session is listed again.
+    for _ in 0..MAX_RELISTS {
+        let (generation, mut stored, journals) = load_generation(host, session);
+        stored.generation = generation;
+        if session_journal::take_over(host, session, &mut stored, journals)? {
+            return Ok(stored);
+        }
+    }
+    Err(state_file::conflict(&format!("session {}", key(session))))
 }
+
+/// Listings of a session before a taker that keeps missing its holder's journal gives up.
+const MAX_RELISTS: u32 = 64;
 
 fn load_generation(host: &impl Host, session: &str) -> (u64, Stored, Vec<Journal>) {
     let fresh = || Stored { v: VERSION, session: session.to_string(), ..Stored::default() };

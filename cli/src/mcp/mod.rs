@@ -143,6 +143,7 @@ pub fn run(options: Options) -> Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     runtime.block_on(async move {
         let ticker = worker.clone();
+        let closer = worker.clone();
         let periodic = team.clone().filter(|g| g.sync_minutes > 0).map(|g| (home.clone(), g, wasm.clone()));
         let committer = team.clone().map(|g| (home.clone(), g));
         tokio::spawn(async move {
@@ -197,7 +198,11 @@ pub fn run(options: Options) -> Result<()> {
         let wired = wire::wire(tokio::io::stdin(), tokio::io::stdout(), MAX_REQUEST_LINE);
         let server = wired.watched(server);
         let service = server.serve(wired.transport).await.map_err(|e| rmcp_error("MCP initialisation failed", &e))?;
-        service.waiting().await.map_err(|e| rmcp_error("the MCP session ended with an error", &e))?;
+        let ended = service.waiting().await.map_err(|e| rmcp_error("the MCP session ended with an error", &e));
+        // The sessions held in memory go back to the home (each folded into a generation, its
+        // journal removed), so the next process to need one reads a file, not a journal.
+        let _ = closer.call(|p| p.hand_back()).await;
+        ended?;
         // The last answers are written before the process ends.
         let _ = tokio::time::timeout(std::time::Duration::from_secs(5), wired.written).await;
         Ok(())
