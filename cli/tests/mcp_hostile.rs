@@ -900,3 +900,41 @@ fn a_home_rewritten_under_the_server_never_gets_stale_digests() {
     assert_eq!(fourth["result"], uncached());
     server.finish();
 }
+
+/// The session files under `home`'s state root, by name.
+fn session_files(home: &Path) -> Vec<String> {
+    let Ok(folders) = std::fs::read_dir(home.join("self-evolve/sessions")) else { return Vec::new() };
+    folders
+        .flatten()
+        .filter(|f| f.path().is_dir())
+        .flat_map(|f| std::fs::read_dir(f.path()).unwrap().flatten())
+        .map(|f| f.file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
+/// The server holds its session in memory, one journal append per call; when its input ends it
+/// hands the session back (a generation, no journal), so the next process reads a file.
+#[test]
+fn when_its_input_ends_the_server_hands_its_sessions_back() {
+    let (_tmp, home, project) = dirs();
+    skill(&home.join("skills"), "notes", "Notes. Use when testing.");
+    let mut server = Server::start(&home, &project);
+    server.initialize();
+    server.send(json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{
+        "name":"skill_manage","arguments":{"action":"view","name":"notes"}}}));
+    let answer = server.answer(2, Duration::from_secs(30)).expect("view answered");
+    assert!(answer["result"]["isError"] != json!(true), "{answer}");
+    assert!(session_files(&home).iter().any(|n| n.starts_with("journal.")), "held: {:?}", session_files(&home));
+    let stderr = server.finish();
+    let files = session_files(&home);
+    assert!(!files.iter().any(|n| n.starts_with("journal.")), "handed back: {files:?}\n{stderr}");
+    let generation = std::fs::read_dir(home.join("self-evolve/sessions"))
+        .unwrap()
+        .flatten()
+        .filter(|f| f.path().is_dir() && f.file_name() != "in-flight")
+        .flat_map(|f| std::fs::read_dir(f.path()).unwrap().flatten())
+        .find(|f| f.file_name().to_string_lossy().ends_with(".json"))
+        .expect("a generation");
+    let state: Value = serde_json::from_slice(&std::fs::read(generation.path()).unwrap()).unwrap();
+    assert!(state["reads"]["main"].as_array().is_some_and(|r| r.contains(&json!("notes"))), "{state}");
+}
