@@ -52,6 +52,8 @@ pub fn run(wasm: &Path, home: &Path) -> anyhow::Result<Vec<String>> {
     for decision in plugin.turn_end(&ctx, TurnStatus::Completed)? {
         lines.push(format!("decision: {decision}"));
     }
+    // The sessions held in memory (`session-owner`) go back to the home before the instance goes.
+    plugin.hand_back()?;
     Ok(lines)
 }
 

@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { tempDir } from '../test-support/tmp.js';
@@ -45,4 +45,23 @@ test('inside a reviewer a replay into an existing home is refused and the home l
   // Into a fresh folder of its own it runs.
   const fresh = spawnSync(process.execPath, [REPLAY, file, '--json'], { encoding: 'utf8', env });
   assert.equal(fresh.status, 0, fresh.stderr);
+});
+
+// A replay holds its sessions as a batch ('session-batch': busy between events, written every
+// 1,024) and hands them back at its end, as the Rust replay does: a generation with every turn,
+// no journal left for the next process to fold.
+test('a replay hands its sessions back at its end, every turn in the session file', () => {
+  const dir = tempDir('replay-hand-back');
+  const file = path.join(dir, 'turns.jsonl');
+  const lines = [{ t: 0, type: 'config', config: { review: { turnInterval: 10000 } } }];
+  for (let i = 0; i < 1500; i++) lines.push({ t: 1000 + i, type: 'turn-end', session: 's1', status: 'completed' });
+  writeFileSync(file, lines.map((l) => `${JSON.stringify(l)}\n`).join(''));
+  const home = path.join(dir, 'home');
+  execFileSync(process.execPath, [REPLAY, file, '--json', '--home', home], { encoding: 'utf8' });
+  const sessions = path.join(home, 'self-evolve', 'sessions');
+  const files = readdirSync(sessions, { withFileTypes: true }).filter((d) => d.isDirectory() && d.name !== 'in-flight')
+    .flatMap((d) => readdirSync(path.join(sessions, d.name)).map((f) => path.join(sessions, d.name, f)));
+  assert.deepEqual(files.filter((f) => path.basename(f).startsWith('journal.')), [], 'handed back');
+  const generations = files.filter((f) => f.endsWith('.json')).sort();
+  assert.equal(JSON.parse(readFileSync(generations.at(-1), 'utf8')).review.turn, 1500);
 });

@@ -47,3 +47,20 @@ def test_inside_a_reviewer_a_replay_into_an_existing_home_is_refused_and_the_hom
     # Into a fresh folder of its own it runs.
     fresh = run_cli("replay", str(f), "--json")
     assert fresh.returncode == 0, fresh.stderr
+
+
+def test_a_replay_hands_its_sessions_back_at_its_end_every_turn_in_the_session_file(tmp_path) -> None:
+    """A replay holds its sessions as a batch ("session-batch": busy between events, written every
+    1,024) and hands them back at its end, as the Rust replay does: a generation with every turn,
+    no journal left for the next process to fold."""
+    f = tmp_path / "turns.jsonl"
+    lines = [{"t": 0, "type": "config", "config": {"review": {"turnInterval": 10000}}}]
+    lines += [{"t": 1000 + i, "type": "turn-end", "session": "s1", "status": "completed"} for i in range(1500)]
+    f.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    run = run_cli("replay", str(f), "--json", "--home", str(tmp_path / "home"))
+    assert run.returncode == 0, run.stderr
+    sessions = tmp_path / "home" / "self-evolve" / "sessions"
+    files = [p for d in sessions.iterdir() if d.is_dir() and d.name != "in-flight" for p in d.iterdir()]
+    assert [p.name for p in files if p.name.startswith("journal.")] == [], "handed back"
+    newest = sorted(p for p in files if p.suffix == ".json")[-1]
+    assert json.loads(newest.read_text(encoding="utf-8"))["review"]["turn"] == 1500
