@@ -188,6 +188,9 @@ impl Active {
             self.holdings.after_event(host);
             return;
         }
+        // Every event counts towards a batch's next flush, held or not: a batch whose held
+        // sessions went quiet while the others ran still renews their journals and answers asks.
+        self.holdings.after_event(host);
         let (Some(mut lock), Some(loaded)) = (self.review.session_lock.take(), scope.loaded) else { return };
         let stored = self.take_session(&session, &loaded);
         if lock.refresh(host) {

@@ -181,3 +181,79 @@ fn a_batch_that_handed_a_session_back_counts_on_from_disk() {
     event(&host, &mut replay, "s1").unwrap();
     assert_eq!(sessions::load(&host, "s1").review.turn, u64::from(FLUSH_EVERY) + 1);
 }
+
+/// The batch compacts its journal in the flush that answers an ask (a generation written, the
+/// journal started over from it) after the asker read the generation before: the journal now
+/// continues a generation newer than the asker's. Taken for stale, its records were dropped and
+/// the asker's save removed the generation that held the rest.
+#[test]
+fn a_journal_compacted_while_its_taker_waited_is_folded_on_the_newer_generation() {
+    use crate::schedule::session_store::{encode, generation_path};
+    let host = FakeHost::new(1_000_000);
+    let mut replay = batch();
+    let mut hook = Active::for_tests(false);
+    for _ in 0..10 {
+        event(&host, &mut replay, "s1").unwrap();
+    }
+    let busy = format!("{}/{}", sessions::folder("s1"), journals(&host, "s1")[0]);
+    let idle = busy.replace(".busy", ".jsonl");
+    // As the batch's flush does when it compacts and hands back: generation 1 holds the ten
+    // turns, the journal starts over from it, and goes idle.
+    let want = format!("{}/want", sessions::folder("s1"));
+    let mut stored = replay.holdings.get_mut("s1").unwrap().current().clone();
+    stored.v = crate::schedule::session_store::VERSION;
+    host.interleave(&want, move |host| {
+        host.write(
+            &Root::State,
+            &generation_path("s1", 1),
+            &encode(&stored).unwrap(),
+            crate::host::WriteMode::CreateNew,
+        )
+        .unwrap();
+        let header = serde_json::json!({"journal": 1, "base": 1, "session": "s1"}).to_string() + "\n";
+        host.write(&Root::State, &busy, header.as_bytes(), crate::host::WriteMode::Truncate).unwrap();
+        host.rename(&Root::State, &busy, &idle).unwrap();
+    });
+    event(&host, &mut hook, "s1").unwrap();
+    assert_eq!(sessions::load(&host, "s1").review.turn, 11, "the ten turns and the hook's");
+    assert!(journals(&host, "s1").is_empty());
+}
+
+#[test]
+fn an_ask_left_by_a_taker_that_gave_up_goes_when_the_batch_hands_the_session_back() {
+    let host = FakeHost::new(1_000_000);
+    let mut replay = batch();
+    let mut hook = Active::for_tests(false);
+    for _ in 0..3 {
+        event(&host, &mut replay, "s1").unwrap();
+    }
+    assert_eq!(event(&host, &mut hook, "s1").unwrap_err().code, "conflict");
+    let want = format!("{}/want", sessions::folder("s1"));
+    assert!(host.stat(&Root::State, &want).is_ok());
+    replay.holdings.hand_back(&host);
+    assert!(host.stat(&Root::State, &want).is_err(), "answered by the hand-back");
+    // A marker a gone taker left, found by the next one: removed once the session is taken.
+    host.write(&Root::State, &want, b"", crate::host::WriteMode::CreateNew).unwrap();
+    let mut next = batch();
+    event(&host, &mut next, "s1").unwrap();
+    assert_eq!(sessions::load(&host, "s1").review.turn, 3);
+    for _ in 1..FLUSH_EVERY {
+        event(&host, &mut next, "s1").unwrap();
+    }
+    assert!(next.holdings.holds("s1"), "not handed back at its first flush for an ask no one made");
+}
+
+#[test]
+fn events_of_sessions_a_batch_does_not_hold_count_towards_its_flush() {
+    let host = FakeHost::new(1_000_000);
+    let mut replay = batch();
+    event(&host, &mut replay, "s1").unwrap();
+    let journal = format!("{}/{}", sessions::folder("s1"), journals(&host, "s1")[0]);
+    let size = host.file(&Root::State, &journal).unwrap().len();
+    replay.holdings.lose(&host, "s2");
+    for _ in 0..FLUSH_EVERY {
+        event(&host, &mut replay, "s2").unwrap();
+    }
+    assert!(host.file(&Root::State, &journal).unwrap().len() > size, "s1 flushed while s2 ran on disk");
+    assert_eq!(sessions::load(&host, "s1").review.turn, 1);
+}

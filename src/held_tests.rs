@@ -296,3 +296,32 @@ fn a_journal_handed_back_between_the_takers_two_looks_is_still_taken_whole() {
     assert!(journals(&host, "s1").is_empty(), "folded: {:?}", files(&host, "s1"));
     drop(scope);
 }
+
+/// A holder whose compaction cannot write its generation (here every free number is taken by
+/// something else) leaves its journal idle, with every record, for the next process: never busy
+/// with no one to end the event.
+#[test]
+fn a_holder_whose_compaction_fails_leaves_its_journal_idle_and_whole() {
+    let host = FakeHost::new(1_000_000);
+    let mut server = process(true);
+    event(&host, &mut server, "s1", "pdf");
+    for generation in 1..=9 {
+        host.create_dir_all(&Root::State, &crate::schedule::session_store::generation_path("s1", generation)).unwrap();
+    }
+    let mut events = 1;
+    for i in 0..300 {
+        event(&host, &mut server, "s1", &format!("skill-{i}"));
+        events += 1;
+        if !server.holdings.holds("s1") {
+            break;
+        }
+    }
+    assert!(!server.holdings.holds("s1"), "the failed compaction lost the session");
+    let journal = journals(&host, "s1");
+    assert!(journal.len() == 1 && journal[0].ends_with(".jsonl"), "idle: {journal:?}");
+    for generation in 1..=9 {
+        host.remove_dir(&Root::State, &crate::schedule::session_store::generation_path("s1", generation)).unwrap();
+    }
+    let turn = sessions::load(&host, "s1").review.turn;
+    assert_eq!(turn, events, "every record in it: {:?}", files(&host, "s1"));
+}

@@ -151,6 +151,12 @@ pub fn fold(host: &impl Host, session: &str, base: u64, journals: &[Journal], st
     }
 }
 
+/// The generation a journal's header says it continues.
+fn base_of(bytes: &[u8]) -> Option<u64> {
+    let first = bytes.split(|b| *b == b'\n').next()?;
+    serde_json::from_slice::<Header>(first).ok().filter(|h| h.journal == VERSION).map(|h| h.base)
+}
+
 /// Applies a journal's records to `stored` when its header continues generation `base`;
 /// whether it did. A last line without its newline is an append in progress (or torn): skipped.
 fn apply(host: &impl Host, session: &str, base: u64, bytes: &[u8], stored: &mut Stored) -> bool {
@@ -212,11 +218,22 @@ pub fn take_over(
             None => return Ok(false),
         }
     }
-    let mut folded = false;
+    let mut read = Vec::new();
     for journal in &taken {
         if let Ok(bytes) = host.read(&Root::State, &journal.path(session, State::Taken)) {
-            folded |= apply(host, session, stored.generation, &bytes, stored);
+            // Compacted by its holder since the listing (a generation newer than the one read
+            // here continues it): listed again, the journal kept `.taken` for that listing to
+            // fold. Dropped as stale, its records were lost, and the save after it removed the
+            // generation that held the rest.
+            if base_of(&bytes).is_some_and(|base| base > stored.generation) {
+                return Ok(false);
+            }
+            read.push(bytes);
         }
+    }
+    let mut folded = false;
+    for bytes in &read {
+        folded |= apply(host, session, stored.generation, bytes, stored);
     }
     if folded {
         let before = stored.generation;
@@ -261,7 +278,8 @@ fn take(host: &impl Host, session: &str, journal: Journal) -> Result<Option<Jour
     }
     // Only a batch holder looks for an ask; a holder per event hands back at its event's end,
     // and a refusal from waiting on one leaves nothing behind.
-    let mut tried = !journal.stem.ends_with(BATCH_MARK);
+    let batch = journal.stem.ends_with(BATCH_MARK);
+    let mut tried = !batch;
     let want = format!("{}/{WANT}", sessions::folder(session));
     let mut asked = false;
     let waits = if tried { MAX_WAITS } else { MAX_WAITS_BATCH };
@@ -272,9 +290,11 @@ fn take(host: &impl Host, session: &str, journal: Journal) -> Result<Option<Jour
             asked = host.write(&Root::State, &want, b"", WriteMode::CreateNew).is_ok();
         }
     });
-    // Taken (or handed back meanwhile): the ask is answered. Still busy (`conflict`): it stays,
-    // and a batch holder hands the session back at its next flush, for the next try to find.
-    if asked && taken.is_ok() {
+    // Taken, or gone (under the session's lock either answers any ask, this one's or an earlier
+    // taker's that gave up): the marker goes, or the next batch to hold the session would hand
+    // it back at its first flush. Still busy (`conflict`): it stays, and the batch hands the
+    // session back at its next flush, for the next try to find.
+    if batch && taken.is_ok() {
         let _ = host.remove_file(&Root::State, &want);
     }
     taken
@@ -341,6 +361,12 @@ pub fn lease(host: &impl Host, session: &str, stored: &Stored, batch: bool) -> O
         serde_json::to_vec(&Header { journal: VERSION, base: stored.generation, session: session.to_string() }).ok()?;
     let mut bytes = header;
     bytes.push(b'\n');
+    // An ask left from before (its taker gave up, or the batch it asked died) is answered: the
+    // session is on disk, and under its lock here. Left, it would make this batch hand the
+    // session back at its first flush.
+    if batch {
+        let _ = host.remove_file(&Root::State, &format!("{}/{WANT}", sessions::folder(session)));
+    }
     // Unique across processes: the filesystem's time now, and this instance's token.
     let when = state_file::fs_now(host).unwrap_or(0);
     for _ in 0..4 {
@@ -451,7 +477,13 @@ impl Held {
             return false;
         }
         self.state = now;
-        !((self.records >= COMPACT_RECORDS || self.size >= COMPACT_BYTES) && !self.compact(host))
+        if (self.records >= COMPACT_RECORDS || self.size >= COMPACT_BYTES) && !self.compact(host) {
+            // The journal holds every record (or is gone, its generation holding them): idle, for
+            // the next process to fold, never busy with no one to end its event.
+            let _ = host.rename(&Root::State, &self.busy_path(), &self.path(State::Idle));
+            return false;
+        }
+        true
     }
 
     /// Appends one record (or, not `record`, a renewal's empty line) to the busy journal.
@@ -565,6 +597,10 @@ impl Held {
         }
         let _ = host.remove_file(&Root::State, &self.busy_path());
         self.records = 0;
+        // An ask that came after the last flush is answered: the session is on disk.
+        if self.batch {
+            let _ = host.remove_file(&Root::State, &format!("{}/{WANT}", self.folder));
+        }
     }
 }
 

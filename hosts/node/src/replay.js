@@ -167,13 +167,16 @@ export async function replay(events, options) {
   if (!init.ok) throw new Error(`config key \`${init.error.key}\`: ${init.error.message}`);
   const out = [];
   const emit = (lines) => { for (const l of lines) { out.push(l); if (options.onLine) options.onLine(l); } };
+  // Whatever happened: the sessions held in memory (a batch keeps state ahead of its journals)
+  // go back to the home before the instance does, as the Rust replay does. A run that failed
+  // reports its own error, not the hand-back's.
   try {
     runEvents(plugin, events, start, clock, provider, options, emit);
-  } finally {
-    // Whatever happened: the sessions held in memory (a batch keeps state ahead of its journals)
-    // go back to the home before the instance does, as the Rust replay does.
-    plugin.handBack();
+  } catch (e) {
+    try { plugin.handBack(); } catch { /* the run's error is the one to see */ }
+    throw e;
   }
+  plugin.handBack();
   return out;
 }
 

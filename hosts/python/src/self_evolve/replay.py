@@ -168,12 +168,18 @@ def replay(events: List[dict], *, home: str, start_ms: Optional[int] = None, gat
             if on_line:
                 on_line(line)
 
+    # Whatever happened: the sessions held in memory (a batch keeps state ahead of its journals)
+    # go back to the home before the instance does, as the Rust replay does. A run that failed
+    # reports its own error, not the hand-back's.
     try:
         _run_events(plugin, events, start, clock, provider, emit)
-    finally:
-        # Whatever happened: the sessions held in memory (a batch keeps state ahead of its
-        # journals) go back to the home before the instance does, as the Rust replay does.
-        plugin.hand_back()
+    except BaseException:
+        try:
+            plugin.hand_back()
+        except Exception:  # noqa: BLE001 - the run's error is the one to see
+            pass
+        raise
+    plugin.hand_back()
     return out
 
 
