@@ -81,7 +81,7 @@ pub fn load_for_update(host: &impl Host, session: &str) -> Result<Stored, crate:
     for _ in 0..MAX_RELISTS {
         let (generation, mut stored, journals) = load_generation(host, session);
         stored.generation = generation;
-        if session_journal::take_over(host, session, &mut stored, journals)? {
+        if crate::schedule::session_takeover::take_over(host, session, &mut stored, journals)? {
             return Ok(stored);
         }
     }
