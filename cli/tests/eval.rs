@@ -486,3 +486,70 @@ fn a_task_at_a_git_ref_runs_in_a_clone_cut_off_from_the_users_repository() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && stderr.contains("`no-such-branch` names no commit"), "{stderr}");
 }
+
+/// An agent that prints far more than is kept of a run's output (20 MB of progress before its
+/// result) has its tokens read from the end, and nothing of what it printed is stored on disk:
+/// the run's folder holds only its copy of the task (a file there grew with a runaway agent
+/// until the disk filled, before its timeout).
+#[test]
+fn what_an_agent_prints_is_read_as_it_prints_and_never_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let (home, _) = setup(dir.path(), "helper", "HELPS", 0, 0);
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    let suite = dir.path().join("flood.jsonl");
+    let check = r#"test -f done && [ "$(ls -A ..)" = work ]"#;
+    std::fs::write(
+        &suite,
+        serde_json::json!({"id": "flood", "prompt": "flood", "folder": "repo", "check": check}).to_string() + "\n",
+    )
+    .unwrap();
+    let report = eval(&home, &suite, &["--skill", "helper"]);
+    let total = |arm: usize| report["tokens"][arm]["total"].as_u64();
+    assert_eq!((total(0), total(1)), (Some(330), Some(330)), "110 a run, each after 20 MB: {report}");
+    assert_eq!(report["a"]["successes"], 3, "the check found only the copy beside it: {report}");
+}
+
+/// The other two writes an evaluation refuses, with nothing recorded and the write still staged:
+/// one to a project's library (a run sees the user's library only) and one that is not a
+/// SKILL.md (a file beside it).
+#[test]
+fn a_staged_project_write_or_one_beside_a_skill_md_is_refused_and_nothing_is_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let (home, suite) = setup(dir.path(), "helper", "HELPS", 1, 0);
+    // A skill the plugin wrote (a hand-written one is read-only to it), then approval on.
+    tool(
+        &home,
+        serde_json::json!({"action": "create", "name": "owned-one", "description": "Owned. Use when testing.",
+            "body": "# Owned
+", "reason": "a skill of the plugin's"}),
+    );
+    skills(&home, &["approval", "on"]);
+    let project = dir.path().join("project");
+    std::fs::create_dir_all(project.join(".git")).unwrap();
+    let staged = |args: Value| -> String {
+        let out = cli(&home)
+            .args(["tool", "skill_manage", "--session", "s1", "--cwd"])
+            .arg(&project)
+            .arg(args.to_string())
+            .output()
+            .unwrap();
+        let answer: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{out:?}"));
+        answer["id"].as_str().unwrap_or_else(|| panic!("{answer}")).to_string()
+    };
+    let in_project = staged(serde_json::json!({"action": "create", "name": "local-one", "scope": "project",
+        "description": "Local. Use when testing.", "body": "# Local\n", "reason": "a project write"}));
+    let beside =
+        staged(serde_json::json!({"action": "write_file", "name": "owned-one", "file_path": "references/notes.md",
+        "content": "# Notes\n", "reason": "a file beside the skill"}));
+    for (id, says) in
+        [(&in_project, "is to a project's library"), (&beside, "only a write of a SKILL.md can be evaluated")]
+    {
+        let out =
+            cli(&home).arg("eval").arg(&suite).args(["--agent", &fake_agent(), "--pending", id]).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && stderr.contains(says), "{id}: {stderr}");
+        assert!(skills(&home, &["pending"]).contains(id.as_str()), "{id} is still staged");
+    }
+    assert!(!home.join("self-evolve/eval").exists(), "a refused evaluation records nothing");
+}

@@ -139,13 +139,13 @@ pub fn run(task: &super::suite::Task, setup: &Setup) -> Result<Outcome> {
     let argv: Vec<String> =
         setup.template.iter().map(|w| w.replace("{prompt}", &task.prompt).replace("{task}", &task.id)).collect();
     let mut agent = Command::new(&argv[0]);
-    agent.args(&argv[1..]);
-    // What the agent prints is kept beside the copy (never in it, where the check would see it)
-    // for the tokens it reports.
-    let printed = work.path().join("agent.out");
-    agent.stdout(std::fs::File::create(&printed)?);
-    let agent = spawn_bounded(agent, &copy, setup);
-    let tokens = super::usage::read(&printed);
+    agent.args(&argv[1..]).stdout(Stdio::piped());
+    // What the agent prints is read as it prints it, its last `usage::TAIL_BYTES` kept in memory
+    // for the tokens it reports: never a file, which a runaway agent would grow until the disk
+    // filled, before its timeout.
+    let mut printed = None;
+    let agent = spawn_bounded_with(agent, &copy, setup, |child| printed = child.stdout.take().map(Tail::start));
+    let tokens = printed.and_then(|tail| super::usage::parse(&String::from_utf8_lossy(&tail.finish())));
     let outcome = |success: bool, status: &str, agent_exit: Option<i32>| Outcome {
         success,
         status: status.into(),
@@ -170,7 +170,17 @@ pub fn run(task: &super::suite::Task, setup: &Setup) -> Result<Outcome> {
 /// Runs `command` (its standard output set by the caller) in `cwd`, in its own process group,
 /// with only the named environment; its exit code (`Some(None)`: killed by a signal), or `None`
 /// past the timeout (its group killed).
-fn spawn_bounded(mut command: Command, cwd: &Path, setup: &Setup) -> Result<Option<Option<i32>>> {
+fn spawn_bounded(command: Command, cwd: &Path, setup: &Setup) -> Result<Option<Option<i32>>> {
+    spawn_bounded_with(command, cwd, setup, |_| {})
+}
+
+/// `spawn_bounded`, with `started` given the child as soon as it runs (to read its output).
+fn spawn_bounded_with(
+    mut command: Command,
+    cwd: &Path,
+    setup: &Setup,
+    started: impl FnOnce(&mut std::process::Child),
+) -> Result<Option<Option<i32>>> {
     command.current_dir(cwd).env_clear().stdin(Stdio::null()).stderr(Stdio::null());
     for name in ["PATH", "HOME", "LANG", "TERM"].iter().map(|s| s.to_string()).chain(setup.pass_env.iter().cloned()) {
         if let Some(value) = std::env::var_os(&name) {
@@ -180,6 +190,7 @@ fn spawn_bounded(mut command: Command, cwd: &Path, setup: &Setup) -> Result<Opti
     command.env("SELF_EVOLVE_HOME", setup.home);
     std::os::unix::process::CommandExt::process_group(&mut command, 0);
     let mut child = command.spawn()?;
+    started(&mut child);
     let pid = child.id();
     setup.children.add(pid);
     let deadline = Instant::now() + setup.timeout;
@@ -299,5 +310,38 @@ mod tests {
         assert!(words("claude -p").unwrap_err().to_string().contains("{prompt}"));
         assert!(words("x '{prompt}").unwrap_err().to_string().contains("unclosed"));
         assert!(words("  ").is_err());
+    }
+}
+
+/// The last `usage::TAIL_BYTES` of what a child prints, read on a thread as it prints it.
+struct Tail {
+    kept: std::sync::Arc<std::sync::Mutex<std::collections::VecDeque<u8>>>,
+    done: std::sync::mpsc::Receiver<()>,
+}
+
+impl Tail {
+    fn start(mut from: std::process::ChildStdout) -> Tail {
+        use std::io::Read;
+        let kept = std::sync::Arc::new(std::sync::Mutex::new(std::collections::VecDeque::new()));
+        let (tx, done) = std::sync::mpsc::channel();
+        let into = kept.clone();
+        std::thread::spawn(move || {
+            let mut chunk = vec![0u8; 64 << 10];
+            while let Ok(n @ 1..) = from.read(&mut chunk) {
+                let Ok(mut kept) = into.lock() else { return };
+                kept.extend(&chunk[..n]);
+                let over = kept.len().saturating_sub(super::usage::TAIL_BYTES as usize);
+                kept.drain(..over);
+            }
+            let _ = tx.send(());
+        });
+        Tail { kept, done }
+    }
+
+    /// What was kept, once the output ended; a descendant that escaped the agent's process group
+    /// and holds the output open is given a second, then what was read so far is taken.
+    fn finish(self) -> Vec<u8> {
+        let _ = self.done.recv_timeout(Duration::from_secs(1));
+        self.kept.lock().map(|kept| kept.iter().copied().collect()).unwrap_or_default()
     }
 }

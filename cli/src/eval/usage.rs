@@ -5,12 +5,10 @@
 //! are not added again. An agent that prints none reports nothing, which is not zero.
 
 use serde::{Deserialize, Serialize};
-use std::io::{Read, Seek, SeekFrom};
-use std::path::Path;
 
-/// Only the end of a run's output is read: results come last, and a chatty agent's megabytes of
-/// progress never reach memory.
-const TAIL_BYTES: u64 = 8 << 20;
+/// Only the end of a run's output is kept (`run::Tail`): results come last, and a chatty agent's
+/// megabytes of progress are read and let go, never stored.
+pub const TAIL_BYTES: u64 = 8 << 20;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Tokens {
@@ -66,22 +64,12 @@ fn of_value(value: &serde_json::Value) -> Option<Tokens> {
     Some(Tokens { input, output: count("output_tokens") })
 }
 
-/// The tokens the output kept at `path` reports.
-pub fn read(path: &Path) -> Option<Tokens> {
-    let mut file = std::fs::File::open(path).ok()?;
-    let len = file.metadata().ok()?.len();
-    file.seek(SeekFrom::Start(len.saturating_sub(TAIL_BYTES))).ok()?;
-    let mut bytes = Vec::new();
-    file.take(TAIL_BYTES).read_to_end(&mut bytes).ok()?;
-    parse(&String::from_utf8_lossy(&bytes))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn fixture(name: &str) -> String {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/eval/usage").join(name);
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/eval/usage").join(name);
         std::fs::read_to_string(path).unwrap()
     }
 
