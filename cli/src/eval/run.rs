@@ -299,20 +299,6 @@ pub(super) fn copy_tree(from: &Path, to: &Path) -> Result<()> {
     Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_template_splits_as_a_shell_would_and_never_splits_the_prompt() {
-        let w = words(r#"claude -p {prompt} --name 'a b' "c \"d\"" e\ f"#).unwrap();
-        assert_eq!(w, ["claude", "-p", "{prompt}", "--name", "a b", "c \"d\"", "e f"]);
-        assert!(words("claude -p").unwrap_err().to_string().contains("{prompt}"));
-        assert!(words("x '{prompt}").unwrap_err().to_string().contains("unclosed"));
-        assert!(words("  ").is_err());
-    }
-}
-
 /// The last `usage::TAIL_BYTES` of what a child prints, read on a thread as it prints it.
 struct Tail {
     kept: std::sync::Arc<std::sync::Mutex<std::collections::VecDeque<u8>>>,
@@ -343,5 +329,19 @@ impl Tail {
     fn finish(self) -> Vec<u8> {
         let _ = self.done.recv_timeout(Duration::from_secs(1));
         self.kept.lock().map(|kept| kept.iter().copied().collect()).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_template_splits_as_a_shell_would_and_never_splits_the_prompt() {
+        let w = words(r#"claude -p {prompt} --name 'a b' "c \"d\"" e\ f"#).unwrap();
+        assert_eq!(w, ["claude", "-p", "{prompt}", "--name", "a b", "c \"d\"", "e f"]);
+        assert!(words("claude -p").unwrap_err().to_string().contains("{prompt}"));
+        assert!(words("x '{prompt}").unwrap_err().to_string().contains("unclosed"));
+        assert!(words("  ").is_err());
     }
 }
