@@ -158,9 +158,14 @@ fn a_batch_lists_the_markers_again_when_it_changed_one_or_every_flush_of_ticks()
         assert_eq!(holdings.in_flight(&host).len(), 1);
     }
     assert_eq!(holdings.in_flight(&host).len(), 2, "listed again after FLUSH_EVERY ticks");
+    // One another process removed (its review ended there) is read again before it is given:
+    // entering that session would take it from the process that holds it.
+    let listed = holdings.in_flight(&host).len();
+    host.remove_file(&Root::State, &crate::schedule::session_store::in_flight_path("a3")).unwrap();
+    assert_eq!(holdings.in_flight(&host).len(), listed - 1, "a3's marker is gone");
     // A host that is not a batch lists them at every tick.
     mark("a4", "s4");
-    assert_eq!(Holdings::new(true, false).in_flight(&host).len(), 3);
+    assert_eq!(Holdings::new(true, false).in_flight(&host).len(), 2);
 }
 
 /// An ask with no taker left to answer it (it gave up): the batch hands the session back all the

@@ -219,15 +219,7 @@ impl<H: Host> Plugin<H> {
         }
         sessions::sweep(host);
         let mut out = Vec::new();
-        let listed = active.holdings.in_flight(host);
-        let batch = active.holdings.batch;
-        for (session, activation) in listed {
-            // A batch's listing can be up to a flush old: another process's marker is read again
-            // first, so a review that ended there does not take that process's session from it.
-            let Some(active) = self.state.as_ref() else { break };
-            if batch && !active.holdings.holds(&session) && sessions::session_of(&self.host, &activation).is_none() {
-                continue;
-            }
+        for (session, activation) in active.holdings.in_flight(host) {
             // Under the session's lock: a marker whose review the session no longer has (its
             // process died between the two writes) goes; one of a session busy elsewhere stays.
             let decisions = self.in_session(&session, false, |host, active| {

@@ -124,7 +124,13 @@ impl Holdings {
         let changed = store::markers_changed();
         self.ticks += 1;
         match &self.in_flight {
-            Some((at, listed)) if *at == changed && self.ticks < FLUSH_EVERY => listed.clone(),
+            // Another process's marker in a listing up to a flush old is read again: a review
+            // that ended there must not take that process's session from it (`in_session`).
+            Some((at, listed)) if *at == changed && self.ticks < FLUSH_EVERY => listed
+                .iter()
+                .filter(|(session, activation)| self.holds(session) || sessions::session_of(host, activation).is_some())
+                .cloned()
+                .collect(),
             _ => {
                 let listed = sessions::in_flight(host);
                 self.in_flight = Some((changed, listed.clone()));
