@@ -38,7 +38,7 @@ pub const SERVICE: &str = "session-owner";
 /// it (`want`) and gets it at the next flush, whole.
 pub const BATCH_SERVICE: &str = "session-batch";
 /// A file in a session's folder: another process waits for the session (`take`).
-pub(super) const WANT: &str = "want";
+const WANT: &str = "want";
 /// The end of a batch holder's journal stem: a taker that finds it busy asks for it (`want`).
 pub(super) const BATCH_MARK: &str = "-batch";
 const PREFIX: &str = "journal.";
@@ -111,6 +111,11 @@ impl Journal {
 
 fn path(session: &str, stem: &str, state: State) -> String {
     in_folder(&sessions::folder(session), stem, state)
+}
+
+/// The ask for the session whose folder is `folder` (`WANT`).
+pub(super) fn want_path(folder: &str) -> String {
+    format!("{folder}/{WANT}")
 }
 
 fn in_folder(folder: &str, stem: &str, state: State) -> String {
@@ -207,7 +212,7 @@ pub fn lease(host: &impl Host, session: &str, stored: &Stored, batch: bool) -> O
     // session is on disk, and under its lock here. Left, it would make this batch hand the
     // session back at its first flush.
     if batch {
-        let _ = host.remove_file(&Root::State, &format!("{}/{WANT}", sessions::folder(session)));
+        let _ = host.remove_file(&Root::State, &want_path(&sessions::folder(session)));
     }
     // Unique across processes: the filesystem's time now, and this instance's token.
     let when = state_file::fs_now(host).unwrap_or(0);
@@ -273,7 +278,9 @@ impl Held {
     /// or ended is written at once, so its in-flight marker never disagrees with the journal.
     /// `false` (logged) when the session is no longer this holder's.
     pub fn keep(&mut self, host: &impl Host, now: Stored) -> bool {
-        let id = |s: &Stored| s.review.in_flight.as_ref().map(|f| f.id.clone());
+        fn id(s: &Stored) -> Option<&str> {
+            s.review.in_flight.as_ref().map(|f| f.id.as_str())
+        }
         if id(self.current()) != id(&now) {
             self.ahead = None;
             return self.write(host, now);
@@ -285,20 +292,27 @@ impl Held {
     /// Batch: writes what is kept ahead of the journal (or renews the journal with an empty line
     /// when nothing is), then hands the journal back when another process asked for the session.
     pub fn flush(&mut self, host: &impl Host) -> Flushed {
-        let written = match self.ahead.take() {
-            Some(now) if !self.same(&now) => self.write(host, now),
-            _ => self.append(host, b"\n", false),
+        let written = match self.write_ahead(host) {
+            Some(written) => written,
+            None => self.append(host, b"\n", false),
         };
         if !written {
             return Flushed::Lost;
         }
-        let want = format!("{}/{WANT}", self.folder);
+        let want = want_path(&self.folder);
         if host.stat(&Root::State, &want).is_err() {
             return Flushed::Kept;
         }
         let handed = host.rename(&Root::State, &self.busy_path(), &self.path(State::Idle)).is_ok();
         let _ = host.remove_file(&Root::State, &want);
         if handed { Flushed::HandedBack } else { Flushed::Lost }
+    }
+
+    /// Batch: writes the state kept ahead of the journal; `None` when nothing is (or it is what
+    /// the journal holds), else whether it was written.
+    fn write_ahead(&mut self, host: &impl Host) -> Option<bool> {
+        let now = self.ahead.take().filter(|now| !self.same(now))?;
+        Some(self.write(host, now))
     }
 
     fn same(&self, now: &Stored) -> bool {
@@ -423,10 +437,7 @@ impl Held {
         if !(self.batch || self.claim(host)) {
             return;
         }
-        if let Some(now) = self.ahead.take()
-            && !self.same(&now)
-            && !self.write(host, now)
-        {
+        if self.write_ahead(host) == Some(false) {
             return;
         }
         if self.records > 0 {
@@ -441,7 +452,7 @@ impl Held {
         self.records = 0;
         // An ask that came after the last flush is answered: the session is on disk.
         if self.batch {
-            let _ = host.remove_file(&Root::State, &format!("{}/{WANT}", self.folder));
+            let _ = host.remove_file(&Root::State, &want_path(&self.folder));
         }
     }
 }

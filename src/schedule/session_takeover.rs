@@ -6,7 +6,9 @@
 
 use crate::errors::ToolError;
 use crate::host::{FsError, Host, Level, Root, WriteMode};
-use crate::schedule::session_journal::{BATCH_MARK, Journal, MAX_WAITS, MAX_WAITS_BATCH, State, WANT, apply, base_of};
+use crate::schedule::session_journal::{
+    BATCH_MARK, Journal, MAX_WAITS, MAX_WAITS_BATCH, State, apply, base_of, want_path,
+};
 use crate::schedule::session_store::{self as sessions, Stored};
 use crate::state_file;
 
@@ -93,15 +95,14 @@ fn take(host: &impl Host, session: &str, journal: Journal) -> Result<Option<Jour
     // Only a batch holder looks for an ask; a holder per event hands back at its event's end,
     // and a refusal from waiting on one leaves nothing behind.
     let batch = journal.stem.ends_with(BATCH_MARK);
-    let mut tried = !batch;
-    let want = format!("{}/{WANT}", sessions::folder(session));
-    let mut asked = false;
-    let waits = if tried { MAX_WAITS } else { MAX_WAITS_BATCH };
+    let want = want_path(&sessions::folder(session));
+    let waits = if batch { MAX_WAITS_BATCH } else { MAX_WAITS };
+    let mut asked = !batch;
     let taken = take_waiting(host, session, journal, waits, || {
-        if !tried {
-            tried = true;
-            // Taken already: another process asked, and it takes the marker away.
-            asked = host.write(&Root::State, &want, b"", WriteMode::CreateNew).is_ok();
+        if !asked {
+            asked = true;
+            // Already there: another process asked first; one ask is enough.
+            let _ = host.write(&Root::State, &want, b"", WriteMode::CreateNew);
         }
     });
     // Taken, or gone (under the session's lock either answers any ask, this one's or an earlier

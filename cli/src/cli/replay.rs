@@ -103,97 +103,88 @@ pub fn replay(events: &[Event], options: &Options, out: &mut impl Write) -> Resu
         narrator.note(out, 0, &format!("warning: {warning}"))?;
     }
     let progress = !options.json && std::io::stdout().is_terminal() && events.len() > 2_000;
-    let ran = run_events(events, options, &mut plugin, &clock, &provider, &mut narrator, &mut summary, progress, out);
-    // Whatever happened: the sessions held in memory (a batch keeps state ahead of its journals)
+    // Whatever happens: the sessions held in memory (a batch keeps state ahead of its journals)
     // go back to the home before the instance does.
+    let mut run = || -> Result<()> {
+        for (i, event) in events.iter().enumerate() {
+            if progress && i % (events.len() / 100).max(1) == 0 {
+                eprint!("\r[{:<50}] {:>3}%", "=".repeat(i * 50 / events.len()), i * 100 / events.len());
+            }
+            let t = event.t();
+            clock.set(base.saturating_add(t));
+            if options.restart && i > 0 {
+                plugin.restart()?;
+            }
+            let mut decisions = plugin.tick()?;
+            decisions.extend(plugin.pump_activations()?);
+            match event {
+                Event::User { session, text, .. } => {
+                    narrator.event(out, t, &format!("{session} user: {}", clip(text, 100)))?
+                }
+                Event::Assistant { session, text, .. } => {
+                    narrator.event(out, t, &format!("{session} assistant: {}", clip(text, 100)))?
+                }
+                Event::ReviewLoop(e) => {
+                    narrator.event(out, t, &format!("{} /review-loop --mode {}", e.session, e.mode))?
+                }
+                _ => {}
+            }
+            if let Some(more) = apply(&mut plugin, event, context)? {
+                decisions.extend(more);
+                if matches!(event, Event::TurnEnd { .. }) {
+                    decisions.extend(plugin.pump_activations()?);
+                }
+            }
+            match event {
+                Event::Reviewer { calls, text, delay_ms, .. } => {
+                    let calls = calls.iter().map(|c| (c.tool.clone(), c.args.to_string())).collect();
+                    if let Ok(mut p) = provider.lock() {
+                        p.push(Script {
+                            calls,
+                            text: if text.is_empty() { "no skill update".into() } else { text.clone() },
+                            delay_ms: *delay_ms,
+                        });
+                    }
+                }
+                Event::ReviewLoop(e) => {
+                    let request = e.request()?;
+                    match plugin.review_loop_begin(&context(&e.session, "user", 0), &request)? {
+                        Ok(line) => decisions.push(line),
+                        Err(refusal) => {
+                            decisions.push(self_evolve_host::lines::review_loop_refused(&e.session, &refusal))
+                        }
+                    }
+                    // Lens replies start falsifiers, which finish on a later pump: run them all now.
+                    loop {
+                        let more = plugin.pump_activations()?;
+                        if more.is_empty() {
+                            break;
+                        }
+                        decisions.extend(more);
+                    }
+                }
+                _ => {}
+            }
+            for line in decisions {
+                // --json prints each line as the plugin (or lines.rs) wrote it, the same value to a
+                // parser; only the characters a terminal would obey are JSON escapes.
+                if options.json {
+                    writeln!(out, "{}", self_evolve_host::text::visible_json(&line))?;
+                }
+                let value: Value = serde_json::from_str(&line).unwrap_or(Value::String(line));
+                narrator.decision(out, t, &value)?;
+                summary.decisions.push(value);
+            }
+            summary.events += 1;
+        }
+        if progress {
+            eprintln!("\r[{}] 100%", "=".repeat(50));
+        }
+        Ok(())
+    };
+    let ran = run();
     let handed = plugin.hand_back();
     ran?;
     handed?;
     Ok(summary)
-}
-
-#[allow(clippy::too_many_arguments)]
-fn run_events(
-    events: &[Event],
-    options: &Options,
-    plugin: &mut Plugin,
-    clock: &ManualClock,
-    provider: &Arc<Mutex<ScriptedProvider>>,
-    narrator: &mut Narrator,
-    summary: &mut Summary,
-    progress: bool,
-    out: &mut impl Write,
-) -> Result<()> {
-    let base = options.start_ms;
-    for (i, event) in events.iter().enumerate() {
-        if progress && i % (events.len() / 100).max(1) == 0 {
-            eprint!("\r[{:<50}] {:>3}%", "=".repeat(i * 50 / events.len()), i * 100 / events.len());
-        }
-        let t = event.t();
-        clock.set(base.saturating_add(t));
-        if options.restart && i > 0 {
-            plugin.restart()?;
-        }
-        let mut decisions = plugin.tick()?;
-        decisions.extend(plugin.pump_activations()?);
-        match event {
-            Event::User { session, text, .. } => {
-                narrator.event(out, t, &format!("{session} user: {}", clip(text, 100)))?
-            }
-            Event::Assistant { session, text, .. } => {
-                narrator.event(out, t, &format!("{session} assistant: {}", clip(text, 100)))?
-            }
-            Event::ReviewLoop(e) => narrator.event(out, t, &format!("{} /review-loop --mode {}", e.session, e.mode))?,
-            _ => {}
-        }
-        if let Some(more) = apply(plugin, event, context)? {
-            decisions.extend(more);
-            if matches!(event, Event::TurnEnd { .. }) {
-                decisions.extend(plugin.pump_activations()?);
-            }
-        }
-        match event {
-            Event::Reviewer { calls, text, delay_ms, .. } => {
-                let calls = calls.iter().map(|c| (c.tool.clone(), c.args.to_string())).collect();
-                if let Ok(mut p) = provider.lock() {
-                    p.push(Script {
-                        calls,
-                        text: if text.is_empty() { "no skill update".into() } else { text.clone() },
-                        delay_ms: *delay_ms,
-                    });
-                }
-            }
-            Event::ReviewLoop(e) => {
-                let request = e.request()?;
-                match plugin.review_loop_begin(&context(&e.session, "user", 0), &request)? {
-                    Ok(line) => decisions.push(line),
-                    Err(refusal) => decisions.push(self_evolve_host::lines::review_loop_refused(&e.session, &refusal)),
-                }
-                // Lens replies start falsifiers, which finish on a later pump: run them all now.
-                loop {
-                    let more = plugin.pump_activations()?;
-                    if more.is_empty() {
-                        break;
-                    }
-                    decisions.extend(more);
-                }
-            }
-            _ => {}
-        }
-        for line in decisions {
-            // --json prints each line as the plugin (or lines.rs) wrote it, the same value to a
-            // parser; only the characters a terminal would obey are JSON escapes.
-            if options.json {
-                writeln!(out, "{}", self_evolve_host::text::visible_json(&line))?;
-            }
-            let value: Value = serde_json::from_str(&line).unwrap_or(Value::String(line));
-            narrator.decision(out, t, &value)?;
-            summary.decisions.push(value);
-        }
-        summary.events += 1;
-    }
-    if progress {
-        eprintln!("\r[{}] 100%", "=".repeat(50));
-    }
-    Ok(())
 }
