@@ -3,143 +3,13 @@
 //! dumped into the server's log.
 
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc;
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
-fn wasm() -> PathBuf {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../dist/self-evolve.wasm");
-    assert!(path.is_file(), "run ./build.sh first: {} is missing", path.display());
-    path
-}
-
-struct Server {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: mpsc::Receiver<String>,
-    stderr: std::thread::JoinHandle<Vec<u8>>,
-}
-
-impl Server {
-    fn start(home: &Path, project: &Path) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_self-evolve"))
-            .env("SELF_EVOLVE_CACHE_DIR", env!("CARGO_TARGET_TMPDIR"))
-            .env_remove("SELF_EVOLVE_WASM")
-            .env_remove("SELF_EVOLVE_ACTIVATION")
-            .arg("--wasm")
-            .arg(wasm())
-            .args(["mcp", "--home"])
-            .arg(home)
-            .arg("--project")
-            .arg(project)
-            .current_dir(project)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { return };
-                if tx.send(line).is_err() {
-                    return;
-                }
-            }
-        });
-        let mut err = child.stderr.take().unwrap();
-        let stderr = std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            let _ = err.read_to_end(&mut buf);
-            buf
-        });
-        Server { stdin: child.stdin.take(), child, lines, stderr }
-    }
-
-    fn send_raw(&mut self, bytes: &[u8]) {
-        let stdin = self.stdin.as_mut().unwrap();
-        let _ = stdin.write_all(bytes);
-        let _ = stdin.write_all(b"\n");
-        let _ = stdin.flush();
-    }
-
-    fn send(&mut self, message: Value) {
-        self.send_raw(message.to_string().as_bytes());
-    }
-
-    /// The answer to request `id`, or None when none came within `wait`.
-    fn answer(&mut self, id: u64, wait: Duration) -> Option<Value> {
-        let deadline = std::time::Instant::now() + wait;
-        loop {
-            let left = deadline.checked_duration_since(std::time::Instant::now())?;
-            let line = self.lines.recv_timeout(left).ok()?;
-            let value: Value = serde_json::from_str(&line).unwrap();
-            if value["id"] == json!(id) {
-                return Some(value);
-            }
-        }
-    }
-
-    /// Every line written until one passes `done` (included) or `wait` runs out.
-    fn until(&mut self, wait: Duration, mut done: impl FnMut(&Value) -> bool) -> Vec<Value> {
-        let deadline = std::time::Instant::now() + wait;
-        let mut lines = Vec::new();
-        while let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) {
-            let Ok(line) = self.lines.recv_timeout(left) else { break };
-            let value: Value = serde_json::from_str(&line).unwrap_or_else(|_| panic!("not JSON on stdout: {line}"));
-            let stop = done(&value);
-            lines.push(value);
-            if stop {
-                break;
-            }
-        }
-        lines
-    }
-
-    fn initialize(&mut self) {
-        self.send(json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
-            "protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"hostile","version":"0"}}}));
-        let answer = self.answer(1, Duration::from_secs(90)).expect("initialize answered");
-        assert!(answer["result"].is_object(), "{answer}");
-        self.send(json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
-    }
-
-    /// Closes stdin, waits for the process, returns its stderr.
-    fn finish(mut self) -> String {
-        drop(self.stdin.take());
-        let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        while self.child.try_wait().unwrap().is_none() {
-            if std::time::Instant::now() > deadline {
-                let _ = self.child.kill();
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = self.child.wait();
-        String::from_utf8_lossy(&self.stderr.join().unwrap()).into_owned()
-    }
-}
-
-fn dirs() -> (tempfile::TempDir, PathBuf, PathBuf) {
-    let tmp = tempfile::tempdir().unwrap();
-    let home = tmp.path().join("home");
-    let project = tmp.path().join("project");
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::create_dir_all(project.join(".git")).unwrap();
-    (tmp, home, project)
-}
-
-fn skill(dir: &Path, name: &str, description: &str) {
-    std::fs::create_dir_all(dir.join(name)).unwrap();
-    std::fs::write(
-        dir.join(name).join("SKILL.md"),
-        format!("---\nname: {name}\ndescription: {description}\n---\n\n# {name}\n\nUse it when testing.\n"),
-    )
-    .unwrap();
-}
+mod mcp_support;
+use mcp_support::{Server, dirs, skill, wasm};
 
 const TOKEN: &str = "ghp_R8xQ2mZ7kP4vL9nW3tY6bJ1cF5hD0sA2eG7u";
 
@@ -712,7 +582,7 @@ fn responses_from_the_client_are_never_answered() {
 }
 
 /// Ids with control characters, and an id of a megabyte, come back exactly as sent in every
-/// answer: before the handshake, rmcp's, the wire's refusal of a bad shape and of a reused id;
+/// answer: before a lifecycle (rmcp's -32602 for a request with no `_meta`), rmcp's, the wire's refusal of a bad shape and of a reused id;
 /// none of it reaches the log. rmcp answered the bad shape without the id.
 #[test]
 fn odd_ids_come_back_exactly_in_every_answer_and_never_reach_the_log() {
@@ -723,7 +593,7 @@ fn odd_ids_come_back_exactly_in_every_answer_and_never_reach_the_log() {
     let short = |l: &Vec<Value>| l.iter().map(|l| l.to_string().chars().take(160).collect()).collect::<Vec<String>>();
     server.send(json!({"jsonrpc":"2.0","id":escape,"method":"tools/list"}));
     let early = server.until(Duration::from_secs(90), |_| true);
-    assert!(early.len() == 1 && early[0]["id"] == escape && early[0]["error"]["code"] == -32002, "{:?}", short(&early));
+    assert!(early.len() == 1 && early[0]["id"] == escape && early[0]["error"]["code"] == -32602, "{:?}", short(&early));
     server.initialize();
     for id in [&escape, &long] {
         server.send(json!({"jsonrpc":"2.0","id":id,"method":"tools/list"}));

@@ -1,15 +1,21 @@
 //! What the wire does with one message of the client's: read as rmcp reads it (its own
 //! types), and passed on only when rmcp reads it whole; a request rmcp would refuse is answered
-//! here with its id (-32700, -32600, -32602, -32002 before the handshake), a batch request by
-//! request, and a cancellation is told apart so the wire can keep it from rmcp.
+//! here with its id (-32700, -32600, -32602; -32601 for a method the revision it names removed),
+//! a batch request by request, and a cancellation is told apart so the wire can keep it from rmcp.
+//!
+//! Two lifecycles meet here. A client on 2025-11-25 or older opens with `initialize`; one on
+//! 2026-07-28 never does: it sends `server/discover` and requests that each carry their revision
+//! and capabilities in `_meta` (SEP-2567). Until one of the two is chosen, rmcp answers requests
+//! one by one (discover, a `_meta` refusal, an unknown version) and ends the session on any
+//! notification or response: those are dropped here until then.
 //!
 //! Owns: the check of a message (`check`), the reading of a whole line into one (`read`), and the
 //! JSON-RPC error lines the wire answers with.
 
 use super::line::id_in;
 use rmcp::model::{
-    CancelledNotificationMethod, ClientJsonRpcMessage, ClientNotification, ClientRequest, ConstString, JsonRpcMessage,
-    JsonRpcNotification, RequestId,
+    CancelledNotificationMethod, ClientJsonRpcMessage, ClientNotification, ClientRequest, ConstString, GetMeta,
+    JsonRpcMessage, JsonRpcNotification, ProtocolVersion, RequestId,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -44,12 +50,41 @@ const TYPED: &[&str] = {
     ]
 };
 
-/// Whether a well-formed `initialize` was passed on: before it, rmcp ends the session on any
-/// notification or response, and the wire answers requests other than `ping` itself.
+/// Whether a lifecycle was chosen: a well-formed `initialize` was passed on, or a request that
+/// opens a 2026-07-28 session (`opens_inline`). Before, rmcp ends the session on any
+/// notification or response.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(super) enum Handshake {
     Before,
     Done,
+}
+
+/// The revisions the server speaks (`Server::supported_protocol_versions`): every one rmcp
+/// knows, so `initialize` on 2024-11-05 to 2025-11-25 works as before and 2026-07-28 beside it.
+pub const SUPPORTED: &[ProtocolVersion] = ProtocolVersion::KNOWN_VERSIONS;
+
+/// Methods 2026-07-28 removed (its changelog; SEP-2575): a request naming that revision (or a
+/// later one) in `_meta` gets -32601 for them, before its params are judged.
+const REMOVED_IN_2026: &[&str] =
+    &["initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"];
+
+/// The revision a request's `_meta` names, as sent (`io.modelcontextprotocol/protocolVersion`).
+fn named_revision(fields: &serde_json::Map<String, Value>) -> Option<&str> {
+    fields.get("params")?.get("_meta")?.get(META_PROTOCOL_VERSION)?.as_str()
+}
+
+const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+
+/// Whether rmcp, before any lifecycle, takes `request` as the first of a 2026-07-28 session
+/// (service/server.rs `serve_server_with_ct_inner`): not ping, discover or initialize; its
+/// `_meta` whole; its revision one the server speaks.
+fn opens_inline(request: &ClientRequest) -> bool {
+    let meta = request.get_meta();
+    !matches!(
+        request,
+        ClientRequest::PingRequest(_) | ClientRequest::DiscoverRequest(_) | ClientRequest::InitializeRequest(_)
+    ) && meta.missing_required_keys(&ProtocolVersion::V_2026_07_28).is_empty()
+        && meta.protocol_version().is_some_and(|v| SUPPORTED.contains(&v))
 }
 
 /// What the wire does with one message of the client's.
@@ -62,7 +97,7 @@ pub(super) enum Check {
     /// Passes it on: a notification or response.
     Pass,
     /// Passes on a request, which rmcp answers with `id`.
-    Request { id: RequestId, echo: Value, opens: bool, cancellable: bool },
+    Request { id: RequestId, echo: Value, opens: bool, cancellable: bool, lasting: bool },
     /// The client cancels request `id`.
     Cancel(RequestId),
 }
@@ -159,6 +194,16 @@ pub(super) fn check(message: &Value, handshake: Handshake) -> Check {
     if fields.get("params").is_some_and(Value::is_array) {
         return Check::Answer(error(id.clone(), -32602, "`params` must be an object: MCP has no positional params"));
     }
+    // The method is known before its params are judged: one the named revision removed is
+    // -32601 whatever its params hold.
+    let method = fields["method"].as_str().unwrap_or_default();
+    if let Some(revision) = named_revision(fields)
+        && revision >= ProtocolVersion::NO_INITIALIZE.as_str()
+        && REMOVED_IN_2026.contains(&method)
+    {
+        let why = format!("`{method}` is not a method of MCP {revision} (2026-07-28 removed it)");
+        return Check::Answer(error(id.clone(), -32601, &why));
+    }
     let request = match parsed() {
         Ok(JsonRpcMessage::Request(request)) => request.request,
         _ => return Check::Answer(error(id.clone(), -32602, "the params are not what the method takes")),
@@ -169,12 +214,12 @@ pub(super) fn check(message: &Value, handshake: Handshake) -> Check {
         let why = format!("the params are not what `{}` takes", custom.method);
         return Check::Answer(error(id.clone(), -32602, &why));
     }
-    let opens = matches!(request, ClientRequest::InitializeRequest(_));
-    if handshake == Handshake::Before && !opens && !matches!(request, ClientRequest::PingRequest(_)) {
-        let why = "the server is not initialized: send `initialize`, then `notifications/initialized`";
-        return Check::Answer(error(id.clone(), -32002, why));
-    }
-    Check::Request { id: key, echo: id.clone(), opens, cancellable: !opens }
+    let initialize = matches!(request, ClientRequest::InitializeRequest(_));
+    // Before a lifecycle, every request goes to rmcp, which answers it (a 2026-07-28 request
+    // missing its `_meta` gets -32602, never -32002: the revision forbids it) and waits on.
+    let opens = initialize || (handshake == Handshake::Before && opens_inline(&request));
+    let lasting = matches!(request, ClientRequest::SubscriptionsListenRequest(_));
+    Check::Request { id: key, echo: id.clone(), opens, cancellable: !initialize, lasting }
 }
 
 /// The JSON of a whole line (`None` for a blank one), or the error that answers it.
@@ -204,7 +249,11 @@ mod tests {
     }
 
     fn refused(line: &str) -> (Value, i64) {
-        match checked(line, Handshake::Done) {
+        refused_in(line, Handshake::Done)
+    }
+
+    fn refused_in(line: &str, handshake: Handshake) -> (Value, i64) {
+        match checked(line, handshake) {
             Check::Answer(answer) => (answer["id"].clone(), answer["error"]["code"].as_i64().unwrap()),
             other => panic!("{line}: {other:?}"),
         }
@@ -257,15 +306,19 @@ mod tests {
         assert_eq!(key("9223372036854775807"), RequestId::Number(i64::MAX));
     }
 
+    const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities":{}}"#;
+
     #[test]
-    fn before_the_handshake_only_initialize_and_ping_pass() {
+    fn before_a_lifecycle_requests_reach_rmcp_and_notifications_do_not() {
         let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",
             "capabilities":{},"clientInfo":{"name":"c","version":"0"}}}"#;
         assert!(matches!(checked(init, Handshake::Before), Check::Request { opens: true, cancellable: false, .. }));
         let ping = r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#;
         assert!(matches!(checked(ping, Handshake::Before), Check::Request { opens: false, .. }));
+        // Without `_meta`, rmcp answers -32602 and waits on: passed, opening nothing (never -32002).
         let list = r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#;
-        assert!(matches!(checked(list, Handshake::Before), Check::Answer(a) if a["error"]["code"] == -32002));
+        assert!(matches!(checked(list, Handshake::Before), Check::Request { opens: false, cancellable: true, .. }));
         assert!(matches!(checked(list, Handshake::Done), Check::Request { opens: false, cancellable: true, .. }));
         for other in [
             r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
@@ -274,6 +327,39 @@ mod tests {
         ] {
             assert_eq!(checked(other, Handshake::Before), Check::Drop, "{other}");
         }
+    }
+
+    #[test]
+    fn a_whole_2026_request_opens_a_session_and_discover_does_not() {
+        let opens = |line: String| match checked(&line, Handshake::Before) {
+            Check::Request { opens, .. } => opens,
+            other => panic!("{line}: {other:?}"),
+        };
+        assert!(opens(format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{{META}}}}}"#)));
+        assert!(!opens(format!(r#"{{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{{{META}}}}}"#)));
+        let unknown = META.replace("2026-07-28", "v999.0.0");
+        assert!(!opens(format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{{unknown}}}}}"#)));
+        let partial = r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}"#;
+        assert!(!opens(format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{partial}}}"#)));
+        let listen = format!(
+            r#"{{"jsonrpc":"2.0","id":4,"method":"subscriptions/listen","params":{{{META},"notifications":{{"resourcesListChanged":true}}}}}}"#
+        );
+        assert!(matches!(checked(&listen, Handshake::Done), Check::Request { lasting: true, .. }), "{listen}");
+    }
+
+    #[test]
+    fn a_method_2026_removed_is_unknown_before_its_params_are_judged() {
+        for method in REMOVED_IN_2026 {
+            for handshake in [Handshake::Before, Handshake::Done] {
+                let line = format!(r#"{{"jsonrpc":"2.0","id":5,"method":"{method}","params":{{{META}}}}}"#);
+                assert_eq!(refused_in(&line, handshake), (json!(5), -32601), "{line}");
+            }
+        }
+        // Named with an older revision (or none), they are what they were.
+        let ping = r#"{"jsonrpc":"2.0","id":6,"method":"ping","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25"}}}"#;
+        assert!(matches!(checked(ping, Handshake::Done), Check::Request { .. }));
+        let level = r#"{"jsonrpc":"2.0","id":7,"method":"logging/setLevel","params":{}}"#;
+        assert_eq!(refused(level), (json!(7), -32602));
     }
 
     #[test]

@@ -142,6 +142,8 @@ pub fn run(options: Options) -> Result<()> {
     };
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     runtime.block_on(async move {
+        let mut server = server::Server::new(worker.clone(), ctx, tool);
+        let notifier = server.clone();
         let ticker = worker.clone();
         let closer = worker.clone();
         let periodic = team.clone().filter(|g| g.sync_minutes > 0).map(|g| (home.clone(), g, wasm.clone()));
@@ -178,7 +180,7 @@ pub fn run(options: Options) -> Result<()> {
                         Ok(Ok(report)) if report.offline.is_some() => {
                             eprintln!("self-evolve: sync: the remote is unreachable")
                         }
-                        Ok(Ok(_)) => {}
+                        Ok(Ok(_)) => notifier.changed(),
                         Ok(Err(err)) => {
                             eprintln!("self-evolve: sync: {}", self_evolve_host::text::shown_error(&format!("{err:#}")))
                         }
@@ -187,7 +189,6 @@ pub fn run(options: Options) -> Result<()> {
                 }
             }
         });
-        let mut server = server::Server::new(worker, ctx, tool);
         if let Some(git) = team {
             server = server.after_landing(move || {
                 if let Err(err) = crate::git::commit_landed(&home, &git) {
@@ -197,7 +198,17 @@ pub fn run(options: Options) -> Result<()> {
         }
         let wired = wire::wire(tokio::io::stdin(), tokio::io::stdout(), MAX_REQUEST_LINE);
         let server = wired.watched(server);
-        let service = server.serve(wired.transport).await.map_err(|e| rmcp_error("MCP initialisation failed", &e))?;
+        let service = match server.serve(wired.transport).await {
+            Ok(service) => service,
+            // A client on 2026-07-28 may send only `server/discover` (or requests refused for
+            // their `_meta`) and close: no lifecycle was chosen, every request was answered.
+            Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => {
+                let _ = closer.call(|p| p.hand_back()).await;
+                let _ = tokio::time::timeout(std::time::Duration::from_secs(5), wired.written).await;
+                return Ok(());
+            }
+            Err(e) => return Err(rmcp_error("MCP initialisation failed", &e)),
+        };
         let ended = service.waiting().await.map_err(|e| rmcp_error("the MCP session ended with an error", &e));
         // The sessions held in memory go back to the home (each folded into a generation, its
         // journal removed), so the next process to need one reads a file, not a journal.

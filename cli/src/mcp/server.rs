@@ -3,16 +3,21 @@
 //! (`skills/list`, `skills/get`, `resources/list`, `resources/read`, `skill://index.json`). Every
 //! answer comes from the plugin (`catalog` export): what is served, shadowing and the guards
 //! live there, not here.
+//!
+//! One handler for both transports (stdio, `serve`'s Streamable HTTP) and every revision: a
+//! 2025 client hears of a landed write by `notifications/resources/list_changed` on its session,
+//! a 2026-07-28 client by the `subscriptions/listen` it holds open (`changes`).
 
 use super::uris;
 use super::worker::Worker;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetSkillRequestParams, GetSkillResult,
-    Implementation, JsonObject, ListResourcesResult, ListSkillsResult, ListToolsResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource, ResourceContents,
-    ServerCapabilities, ServerConfig, Skill, SkillFrontmatter, SkillResource, SkillResources, Tool,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, DiscoverResult,
+    GetSkillRequestParams, GetSkillResult, Implementation, JsonObject, ListResourcesResult, ListSkillsResult,
+    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, Resource, ResourceContents, ServerCapabilities, ServerConfig, Skill, SkillFrontmatter,
+    SkillResource, SkillResources, SubscriptionFilter, Tool,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{RequestContext, SubscriptionContext, SubscriptionSendError};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use self_evolve_host::plugin::{CallContext, CatalogPage, ServedSkill};
 use serde_json::{Value, json};
@@ -22,6 +27,14 @@ use tokio_util::sync::CancellationToken;
 /// Skills per `skills/list` and `resources/list` page.
 pub const PAGE: u32 = 100;
 
+/// How long a 2026-07-28 client may keep `server/discover` and `tools/list` (SEP-2549): what
+/// they say is fixed for the life of the process (the tool's schema, the capabilities), and the
+/// same for every client. Five minutes, so a server restarted on a new binary is seen soon.
+/// Everything that reflects the library (skills/list, skills/get, resources/list and read) is
+/// left at rmcp's `ttlMs: 0`, `private`: another process (an agent, a hook, the operator's
+/// approval, a team sync) may land a write at any moment without this one hearing of it.
+pub const FIXED_TTL_MS: u64 = 5 * 60 * 1000;
+
 #[derive(Clone)]
 pub struct Server {
     worker: Worker,
@@ -29,12 +42,21 @@ pub struct Server {
     tool: Tool,
     /// Runs after a write landed (a team library commits it), on the plugin's thread.
     after_landing: Option<Arc<dyn Fn() + Send + Sync>>,
+    /// Told each time a write landed through this server: every `subscriptions/listen` held open
+    /// (one per 2026-07-28 client, on any transport) sends its list-changed.
+    changes: tokio::sync::broadcast::Sender<()>,
 }
 
 impl Server {
     /// `tool` is the plugin's own `skill_manage` spec (name, description, JSON schema).
     pub fn new(worker: Worker, ctx: CallContext, tool: Tool) -> Server {
-        Server { worker, ctx: Arc::new(ctx), tool, after_landing: None }
+        let (changes, _) = tokio::sync::broadcast::channel(16);
+        Server { worker, ctx: Arc::new(ctx), tool, after_landing: None, changes }
+    }
+
+    /// Tells every client listening that the library changed (a write landed, a sync pulled).
+    pub fn changed(&self) {
+        let _ = self.changes.send(());
     }
 
     /// What to run after each write that landed.
@@ -163,7 +185,48 @@ fn landed(answer: &str) -> bool {
         .is_ok_and(|v| matches!(v["status"].as_str(), Some("written" | "archived" | "removed")))
 }
 
+/// Whether the request came on 2026-07-28 or later (its `_meta`, else its session's revision).
+fn stateless(context: &RequestContext<RoleServer>) -> bool {
+    context.protocol_version().is_some_and(|v| !v.has_initialize())
+}
+
 impl ServerHandler for Server {
+    fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
+        std::borrow::Cow::Borrowed(super::message::SUPPORTED)
+    }
+
+    async fn discover(&self, _context: RequestContext<RoleServer>) -> Result<DiscoverResult, McpError> {
+        Ok(DiscoverResult::from_server_info(self.supported_protocol_versions().into_owned(), self.get_info())
+            .with_ttl_ms(FIXED_TTL_MS)
+            .with_cache_scope(CacheScope::Public))
+    }
+
+    fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        // Only what the server declares: resources' list-changed (rmcp intersects with the
+        // capabilities too).
+        let accepted = requested.supported_by(&self.get_info().capabilities);
+        (accepted.resources_list_changed == Some(true)).then_some(accepted)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        let mut changes = self.changes.subscribe();
+        loop {
+            tokio::select! {
+                _ = context.cancelled() => return Ok(()),
+                change = changes.recv() => {
+                    if let Err(tokio::sync::broadcast::error::RecvError::Closed) = change {
+                        return Ok(());
+                    }
+                    // Lagged: some changes were missed, and one notification says them all.
+                    match context.sink().notify_resource_list_changed().await {
+                        Ok(()) | Err(SubscriptionSendError::NotificationNotAccepted(_)) => {}
+                        Err(_) => return Ok(()),
+                    }
+                }
+            }
+        }
+    }
+
     fn get_info(&self) -> ServerConfig {
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
@@ -183,9 +246,14 @@ impl ServerHandler for Server {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(vec![self.tool.clone()]))
+        let list = ListToolsResult::with_all_items(vec![self.tool.clone()]);
+        // Hints only on the revision that has them: an older client gets today's answer.
+        Ok(match stateless(&context) {
+            true => list.with_ttl_ms(FIXED_TTL_MS).with_cache_scope(CacheScope::Public),
+            false => list,
+        })
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
@@ -214,8 +282,13 @@ impl ServerHandler for Server {
                         // Off the plugin thread: git may take its time, and other requests go on.
                         let _ = tokio::task::spawn_blocking(move || after()).await;
                     }
-                    // Best effort: a client that went away does not undo the write.
-                    let _ = context.peer.notify_resource_list_changed().await;
+                    self.changed();
+                    // A 2025 client hears it on its session; a 2026-07-28 one only through the
+                    // `subscriptions/listen` it asked for (never unasked). Best effort: a client
+                    // that went away does not undo the write.
+                    if !stateless(&context) {
+                        let _ = context.peer.notify_resource_list_changed().await;
+                    }
                 }
                 CallToolResult::success(vec![ContentBlock::text(text)])
             }

@@ -17,8 +17,11 @@
 //! its answer is written, cancelled or not: the client's `notifications/cancelled` is not passed
 //! on (rmcp would forget the request and drop its answer, and the wire could not know when it is
 //! over) but cancels the request's handler (`Watched`), whose answer, which always comes, is not
-//! written. Before the handshake only `initialize` and `ping` are passed on. At most
-//! `MAX_UNANSWERED` requests are in flight: past that the client is not read from.
+//! written. Before a lifecycle is chosen (`initialize`, or a 2026-07-28 request whose `_meta`
+//! opens one) notifications and responses are dropped, since rmcp would end the session on them;
+//! requests go on to rmcp, which answers each. At most `MAX_UNANSWERED` requests are in flight:
+//! past that the client is not read from. An id is free again as soon as its answer is on its
+//! way; at the end of the input every request read is answered before rmcp's input ends.
 //!
 //! Owns: the handshake state, the requests in flight, and stdout. A line of the client's is read
 //! in `line`; what becomes of each message is decided in `message`.
@@ -57,6 +60,8 @@ struct Pending {
     cancellable: bool,
     /// The token its handler watches (rmcp's for the request), once the handler runs.
     token: Option<CancellationToken>,
+    /// It lasts until cancelled (`subscriptions/listen`): at the end of the input it is cancelled.
+    lasting: bool,
 }
 
 struct Shared {
@@ -64,10 +69,17 @@ struct Shared {
     in_flight: HashMap<RequestId, Pending>,
 }
 
-type State = Arc<Mutex<Shared>>;
+struct WireState {
+    shared: Mutex<Shared>,
+    /// Told each time the last request in flight is answered: at the end of the client's input,
+    /// rmcp is shut down only then, so that every request read gets its answer.
+    drained: tokio::sync::Notify,
+}
+
+type State = Arc<WireState>;
 
 fn lock(state: &State) -> std::sync::MutexGuard<'_, Shared> {
-    state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    state.shared.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 type Out<W> = Arc<tokio::sync::Mutex<W>>;
@@ -98,7 +110,8 @@ where
     let (rmcp_side, our_side) = tokio::io::duplex(1 << 16);
     let (rmcp_read, rmcp_write) = tokio::io::split(rmcp_side);
     let (from_rmcp, to_rmcp) = tokio::io::split(our_side);
-    let state: State = Arc::new(Mutex::new(Shared { handshake: Handshake::Before, in_flight: HashMap::new() }));
+    let shared = Mutex::new(Shared { handshake: Handshake::Before, in_flight: HashMap::new() });
+    let state: State = Arc::new(WireState { shared, drained: tokio::sync::Notify::new() });
     let out: Out<W> = Arc::new(tokio::sync::Mutex::new(output));
     let unanswered = Arc::new(Semaphore::new(MAX_UNANSWERED));
     tokio::spawn(read_client(input, to_rmcp, max_line, state.clone(), out.clone(), unanswered));
@@ -197,7 +210,7 @@ async fn read_client<R, W>(
                 }
                 continue;
             }
-            Check::Request { id, echo, opens, cancellable } => {
+            Check::Request { id, echo, opens, cancellable, lasting } => {
                 if lock(&state).in_flight.contains_key(&id) {
                     let why = "a request with this id is still in flight: give each request an id of its own";
                     write_line(&out, &error(echo, -32600, why)).await;
@@ -206,7 +219,9 @@ async fn read_client<R, W>(
                 // Backpressure: a client that does not read its answers is not read from either.
                 let Ok(place) = unanswered.clone().acquire_owned().await else { return };
                 let mut shared = lock(&state);
-                shared.in_flight.insert(id, Pending { _place: place, cancelled: false, cancellable, token: None });
+                shared
+                    .in_flight
+                    .insert(id, Pending { _place: place, cancelled: false, cancellable, token: None, lasting });
                 if opens {
                     shared.handshake = Handshake::Done;
                 }
@@ -220,7 +235,25 @@ async fn read_client<R, W>(
             return;
         }
     }
-    // The end of the client's input ends rmcp's.
+    // The end of the client's input ends rmcp's, once every request read is answered (rmcp drops
+    // the handlers still running when its input ends: a write landed, its answer never came).
+    // A lasting request (`subscriptions/listen`) ends only when cancelled: it is cancelled now.
+    loop {
+        let drained = state.drained.notified();
+        {
+            let mut shared = lock(&state);
+            if shared.in_flight.is_empty() {
+                break;
+            }
+            for pending in shared.in_flight.values_mut().filter(|p| p.lasting) {
+                pending.cancelled = true;
+                if let Some(token) = &pending.token {
+                    token.cancel();
+                }
+            }
+        }
+        drained.await;
+    }
     let _ = to_rmcp.shutdown().await;
 }
 
@@ -248,15 +281,20 @@ async fn write_answers<W: AsyncWrite + Unpin>(
             Ok(Answer { id: Some(id), method: None }) => Some(id),
             _ => None,
         };
-        let cancelled = answers.as_ref().is_some_and(|id| lock(&state).in_flight.get(id).is_some_and(|p| p.cancelled));
+        // The id is free once its answer is on its way: a client may reuse it as soon as it has
+        // read the answer, which can be before this task runs again. Its place among the
+        // unanswered is given back only once the answer is written (backpressure).
+        let pending = answers.as_ref().and_then(|id| lock(&state).in_flight.remove(id));
+        let cancelled = pending.as_ref().is_some_and(|p| p.cancelled);
         if !cancelled {
             let mut out = out.lock().await;
             if out.write_all(&line).await.is_err() || out.flush().await.is_err() {
                 return;
             }
         }
-        if let Some(id) = answers {
-            lock(&state).in_flight.remove(&id);
+        drop(pending);
+        if lock(&state).in_flight.is_empty() {
+            state.drained.notify_waiters();
         }
     }
 }
