@@ -109,6 +109,24 @@ pub enum Command {
         #[arg(long, conflicts_with = "session")]
         as_reviewer: bool,
     },
+    /// Serve MCP over Streamable HTTP at http://ADDR/mcp (2025-11-25 sessions and 2026-07-28
+    /// stateless requests), for remote clients and a team sharing one library. Loopback by
+    /// default; any other address needs a token per person (`serve token add NAME`).
+    #[command(after_help = r#"Examples:
+  self-evolve serve                                  (http://127.0.0.1:8765/mcp)
+  self-evolve serve token add alice                  (prints alice's token once)
+  self-evolve serve --bind 0.0.0.0:8765 --allow-host skills.example.internal"#)]
+    Serve {
+        #[command(subcommand)]
+        token: Option<ServeCommand>,
+        /// The address to listen on (port 0: any free port; the URL is printed on stdout).
+        #[arg(long, default_value = "127.0.0.1:8765")]
+        bind: std::net::SocketAddr,
+        /// A name clients reach this server by, besides 127.0.0.1, localhost and [::1] (checked
+        /// against each request's Host and Origin). Repeatable.
+        #[arg(long = "allow-host")]
+        allow_hosts: Vec<String>,
+    },
     /// Handle one Claude Code hook event (JSON on stdin): a prompt, a tool result, a turn's end.
     /// Prints nothing unless `hook.systemMessage` is set in host.json; always exits 0.
     #[command(after_help = r#"Examples:
@@ -345,6 +363,7 @@ pub fn applies(cli: &Cli) -> Result<()> {
         Command::Replay { .. } => "replay",
         Command::Eval { .. } => "eval",
         Command::Mcp { .. } => "mcp",
+        Command::Serve { .. } => "serve",
         Command::Hook { .. } => "hook",
         Command::Event { .. } => "event",
         Command::Tool { .. } => "tool",
@@ -355,7 +374,7 @@ pub fn applies(cli: &Cli) -> Result<()> {
         Command::Ui { .. } => "ui",
     };
     // `event`, `tool` and `config` answer in JSON already; `--json` changes nothing there.
-    let takes_json = !matches!(name, "inspect" | "mcp" | "hook" | "reviewer-run" | "ui");
+    let takes_json = !matches!(name, "inspect" | "mcp" | "serve" | "hook" | "reviewer-run" | "ui");
     // The project scope is a folder's `.dsh/skills` exactly; `tool` and `event` find theirs from
     // the session's working folder (`--cwd`), as a harness's calls do.
     let takes_project = matches!(name, "inspect" | "skills" | "mcp" | "setup" | "ui");
@@ -375,4 +394,24 @@ pub fn applies(cli: &Cli) -> Result<()> {
         bail!("--home does not apply to `self-evolve {name}`: it reads only the files named on its command line");
     }
     Ok(())
+}
+
+/// `self-evolve serve token …`: who may use the HTTP server.
+#[derive(Subcommand)]
+pub enum ServeCommand {
+    /// Tokens: `add NAME` (printed once, kept hashed in host.json), `remove NAME`, `list`.
+    Token {
+        #[command(subcommand)]
+        action: TokenAction,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum TokenAction {
+    /// Make a token for NAME and print it (only its SHA-256 is kept).
+    Add { name: String },
+    /// Revoke NAME's token; a running server refuses it from the next request on.
+    Remove { name: String },
+    /// The people with a token.
+    List,
 }

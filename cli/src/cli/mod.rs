@@ -68,6 +68,31 @@ fn run(mut cli: Cli) -> Result<ExitCode> {
             crate::mcp::run(crate::mcp::Options { home, project, session, as_reviewer, wasm })?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Serve { token, bind, allow_hosts } => {
+            let home = home.unwrap_or_else(home::default_home);
+            let Some(args::ServeCommand::Token { action }) = token else {
+                let options = crate::mcp::Options { home, project: None, session: None, as_reviewer: false, wasm };
+                crate::mcp::http::serve(options, crate::mcp::http::HttpOptions { bind, allow_hosts })?;
+                return Ok(ExitCode::SUCCESS);
+            };
+            match action {
+                args::TokenAction::Add { name } => {
+                    let token = crate::mcp::tokens::add(&home, &name)?;
+                    eprintln!("self-evolve: a token for `{name}` (shown this once; host.json keeps only its hash):");
+                    println!("{token}");
+                }
+                args::TokenAction::Remove { name } => {
+                    crate::mcp::tokens::remove(&home, &name)?;
+                    eprintln!("self-evolve: `{name}`'s token is revoked");
+                }
+                args::TokenAction::List => {
+                    for person in crate::mcp::tokens::list(&home)? {
+                        println!("{person}");
+                    }
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Setup { harness, user: _, dry_run, remove, home_only } => {
             let harness = crate::setup::harness_named(&harness)?;
             let home = absolute(home.unwrap_or_else(home::default_home));

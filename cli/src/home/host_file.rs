@@ -60,6 +60,16 @@ pub struct HostFile {
     /// `eval.agent`: the agent command `self-evolve eval` runs when neither `--agent` nor the
     /// suite names one.
     pub eval_agent: Option<String>,
+    /// `serve.tokens`: who may use `self-evolve serve`, each person's bearer token kept as its
+    /// SHA-256 (`crate::mcp::tokens`).
+    pub serve_tokens: Vec<ServeToken>,
+}
+
+/// A person's token for `self-evolve serve`: only its hash is kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServeToken {
+    pub person: String,
+    pub sha256: [u8; 32],
 }
 
 impl Default for HostFile {
@@ -70,11 +80,12 @@ impl Default for HostFile {
             hook: HookConfig::default(),
             git: None,
             eval_agent: None,
+            serve_tokens: Vec::new(),
         }
     }
 }
 
-const TOP_KEYS: &[&str] = &["endpoints", "reviewer", "hook", "git", "eval"];
+const TOP_KEYS: &[&str] = &["endpoints", "reviewer", "hook", "git", "eval", "serve"];
 
 impl HostFile {
     /// `<home>/host.json`, or the defaults when there is none.
@@ -105,6 +116,9 @@ impl HostFile {
             unknown(eval, &["agent"], "eval.")?;
             file.eval_agent = string(eval, "agent", "eval.")?.filter(|a| !a.trim().is_empty());
         }
+        if let Some(serve) = obj.get("serve") {
+            file.serve_tokens = serve_tokens(serve)?;
+        }
         if let Some(hook) = obj.get("hook") {
             let hook = object(hook, "`hook`")?;
             unknown(hook, &["budgetMs", "systemMessage"], "hook.")?;
@@ -121,6 +135,27 @@ impl HostFile {
         }
         Ok(file)
     }
+}
+
+/// `serve`: `{"tokens": {"PERSON": {"sha256": "<64 hex>", "createdMs": …}}}`.
+fn serve_tokens(value: &Value) -> Result<Vec<ServeToken>> {
+    let serve = object(value, "`serve`")?;
+    unknown(serve, &["tokens"], "serve.")?;
+    let Some(tokens) = serve.get("tokens") else { return Ok(Vec::new()) };
+    let mut found = Vec::new();
+    for (person, entry) in object(tokens, "`serve.tokens`")? {
+        let prefix = format!("serve.tokens.{}.", visible(person));
+        if !crate::mcp::tokens::valid_person(person) {
+            bail!("`serve.tokens.{}`: {}", visible(person), crate::mcp::tokens::PERSON_RULE);
+        }
+        let entry = object(entry, &format!("`serve.tokens.{}`", visible(person)))?;
+        unknown(entry, &["sha256", "createdMs"], &prefix)?;
+        let hex = string(entry, "sha256", &prefix)?.ok_or_else(|| anyhow!("`{prefix}sha256` is required"))?;
+        let sha256 = crate::mcp::tokens::parse_hex(&hex)
+            .ok_or_else(|| anyhow!("`{prefix}sha256` must be 64 lowercase hex digits (a SHA-256)"))?;
+        found.push(ServeToken { person: person.clone(), sha256 });
+    }
+    Ok(found)
 }
 
 fn object<'a>(value: &'a Value, what: &str) -> Result<&'a Map<String, Value>> {

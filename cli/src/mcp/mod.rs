@@ -5,9 +5,11 @@
 //! Many such processes may share one home: the plugin's writes are safe against each other.
 //! Stdout carries the protocol only; everything else goes to stderr.
 
+pub mod http;
 mod line;
 mod message;
 pub mod server;
+pub mod tokens;
 pub mod uris;
 pub mod wire;
 pub mod worker;
@@ -79,8 +81,18 @@ fn rmcp_error(what: &str, err: &dyn std::fmt::Display) -> anyhow::Error {
     anyhow!("{what}: {}{more}", self_evolve_host::text::visible(&cut))
 }
 
-/// Serves until the client closes stdin.
-pub fn run(options: Options) -> Result<()> {
+/// A server ready to serve: the plugin on its thread, inited with the operator's config, and
+/// the handler over it. Both transports start here, so both have one policy path.
+pub struct Started {
+    pub server: server::Server,
+    worker: worker::Worker,
+    team: Option<crate::home::git_config::GitConfig>,
+    home: PathBuf,
+    wasm: crate::component::Source,
+}
+
+/// Loads the component and builds the handler for `options`.
+pub fn start(options: &Options) -> Result<Started> {
     let started = self_evolve_host::Clock::now_ms(&self_evolve_host::SystemClock);
     let cwd = match &options.project {
         Some(project) => self_evolve_host::caps::fs::roots::real_path(project),
@@ -112,8 +124,6 @@ pub fn run(options: Options) -> Result<()> {
     };
     let config_json = home::operator_config(&options.home)?;
     let team = crate::home::host_file::HostFile::load(&options.home)?.git;
-    let home = options.home.clone();
-    let wasm = options.wasm.clone();
     let bytes = options.wasm.bytes()?.into_owned();
     let fs = fs_config(&options.home, options.project.as_deref().map(|_| cwd.as_path()), &session);
     let worker = worker::Worker::start(move || {
@@ -140,14 +150,27 @@ pub fn run(options: Options) -> Result<()> {
         depth: u32::from(reviewer.is_some()),
         cwd: cwd.to_string_lossy().into_owned(),
     };
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    runtime.block_on(async move {
-        let mut server = server::Server::new(worker.clone(), ctx, tool);
-        let notifier = server.clone();
-        let ticker = worker.clone();
-        let closer = worker.clone();
-        let periodic = team.clone().filter(|g| g.sync_minutes > 0).map(|g| (home.clone(), g, wasm.clone()));
-        let committer = team.clone().map(|g| (home.clone(), g));
+    let mut server = server::Server::new(worker.clone(), ctx, tool);
+    if let Some(git) = team.clone() {
+        let home = options.home.clone();
+        server = server.after_landing(move || {
+            if let Err(err) = crate::git::commit_landed(&home, &git) {
+                eprintln!("self-evolve: git commit: {}", self_evolve_host::text::shown_error(&format!("{err:#}")));
+            }
+        });
+    }
+    Ok(Started { server, worker, team, home: options.home.clone(), wasm: options.wasm.clone() })
+}
+
+impl Started {
+    /// The plugin's tick every minute (a curator pass, a team library's commit and periodic
+    /// sync), on the current tokio runtime, for as long as the plugin thread runs.
+    fn spawn_ticker(&self) {
+        let ticker = self.worker.clone();
+        let notifier = self.server.clone();
+        let periodic =
+            self.team.clone().filter(|g| g.sync_minutes > 0).map(|g| (self.home.clone(), g, self.wasm.clone()));
+        let committer = self.team.clone().map(|g| (self.home.clone(), g));
         tokio::spawn(async move {
             // SELF_EVOLVE_TICK_MS shortens the minute for tests (a periodic sync seen in seconds).
             let tick = std::env::var("SELF_EVOLVE_TICK_MS")
@@ -189,30 +212,36 @@ pub fn run(options: Options) -> Result<()> {
                 }
             }
         });
-        if let Some(git) = team {
-            server = server.after_landing(move || {
-                if let Err(err) = crate::git::commit_landed(&home, &git) {
-                    eprintln!("self-evolve: git commit: {}", self_evolve_host::text::shown_error(&format!("{err:#}")));
-                }
-            });
-        }
+    }
+
+    /// Hands the sessions held in memory back to the home (each folded into a generation, its
+    /// journal removed), so the next process to need one reads a file, not a journal.
+    async fn hand_back(&self) {
+        let _ = self.worker.call(|p| p.hand_back()).await;
+    }
+}
+
+/// Serves until the client closes stdin.
+pub fn run(options: Options) -> Result<()> {
+    let started = start(&options)?;
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    runtime.block_on(async move {
+        started.spawn_ticker();
         let wired = wire::wire(tokio::io::stdin(), tokio::io::stdout(), MAX_REQUEST_LINE);
-        let server = wired.watched(server);
+        let server = wired.watched(started.server.clone());
         let service = match server.serve(wired.transport).await {
             Ok(service) => service,
             // A client on 2026-07-28 may send only `server/discover` (or requests refused for
             // their `_meta`) and close: no lifecycle was chosen, every request was answered.
             Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => {
-                let _ = closer.call(|p| p.hand_back()).await;
+                started.hand_back().await;
                 let _ = tokio::time::timeout(std::time::Duration::from_secs(5), wired.written).await;
                 return Ok(());
             }
             Err(e) => return Err(rmcp_error("MCP initialisation failed", &e)),
         };
         let ended = service.waiting().await.map_err(|e| rmcp_error("the MCP session ended with an error", &e));
-        // The sessions held in memory go back to the home (each folded into a generation, its
-        // journal removed), so the next process to need one reads a file, not a journal.
-        let _ = closer.call(|p| p.hand_back()).await;
+        started.hand_back().await;
         ended?;
         // The last answers are written before the process ends.
         let _ = tokio::time::timeout(std::time::Duration::from_secs(5), wired.written).await;

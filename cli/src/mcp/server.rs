@@ -35,6 +35,11 @@ pub const PAGE: u32 = 100;
 /// approval, a team sync) may land a write at any moment without this one hearing of it.
 pub const FIXED_TTL_MS: u64 = 5 * 60 * 1000;
 
+/// The person an HTTP request was made for (their bearer token's name), put in the request's
+/// extensions by `serve` before rmcp sees it.
+#[derive(Clone, Debug)]
+pub struct Person(pub String);
+
 #[derive(Clone)]
 pub struct Server {
     worker: Worker,
@@ -65,29 +70,49 @@ impl Server {
         self
     }
 
-    async fn page(&self, cursor: Option<&str>, ct: &CancellationToken) -> Result<CatalogPage, McpError> {
+    /// Whose call this is: over HTTP, the person whose token the request carried (`Person`,
+    /// set by `serve`), as session `http-PERSON`, so their reads and writes are theirs in the
+    /// history and session state; else the server's own context.
+    fn ctx_for(&self, context: &RequestContext<RoleServer>) -> Arc<CallContext> {
+        let person =
+            context.extensions.get::<http::request::Parts>().and_then(|parts| parts.extensions.get::<Person>());
+        match person {
+            Some(Person(name)) => Arc::new(CallContext { session: format!("http-{name}"), ..(*self.ctx).clone() }),
+            None => self.ctx.clone(),
+        }
+    }
+
+    async fn page(
+        &self,
+        ctx: Arc<CallContext>,
+        cursor: Option<&str>,
+        ct: &CancellationToken,
+    ) -> Result<CatalogPage, McpError> {
         let offset = match cursor {
             None => 0,
             Some(cursor) => parse_cursor(cursor)?,
         };
-        let ctx = self.ctx.clone();
         let answer =
             self.worker.call_unless(ct, move |p| p.catalog_skills(&ctx, offset, PAGE)).await.map_err(internal)?;
         answer.map_err(|e| internal(anyhow::anyhow!("{e}")))?.map_err(|refusal| plugin_refusal(&refusal))
     }
 
-    async fn skill(&self, name: String, ct: &CancellationToken) -> Result<Result<ServedSkill, String>, McpError> {
-        let ctx = self.ctx.clone();
+    async fn skill(
+        &self,
+        ctx: Arc<CallContext>,
+        name: String,
+        ct: &CancellationToken,
+    ) -> Result<Result<ServedSkill, String>, McpError> {
         let answer = self.worker.call_unless(ct, move |p| p.catalog_get(&ctx, &name)).await.map_err(internal)?;
         answer.map_err(|e| internal(anyhow::anyhow!("{e}")))
     }
 
     /// Every served skill, page by page (for the well-known index).
-    async fn all(&self, ct: &CancellationToken) -> Result<Vec<ServedSkill>, McpError> {
+    async fn all(&self, ctx: Arc<CallContext>, ct: &CancellationToken) -> Result<Vec<ServedSkill>, McpError> {
         let mut skills = Vec::new();
         let mut cursor = None;
         loop {
-            let page = self.page(cursor.as_deref(), ct).await?;
+            let page = self.page(ctx.clone(), cursor.as_deref(), ct).await?;
             skills.extend(page.skills);
             match page.next_offset {
                 Some(next) => cursor = Some(next.to_string()),
@@ -269,7 +294,7 @@ impl ServerHandler for Server {
             return Err(McpError::invalid_params(format!("no tool named `{}`", request.name), None));
         }
         let args = Value::Object(request.arguments.unwrap_or_default()).to_string();
-        let ctx = self.ctx.clone();
+        let ctx = self.ctx_for(&context);
         let answer = self
             .worker
             .call_unless(&context.ct, move |p| p.tools_call(&ctx, "skill_manage", &args))
@@ -308,7 +333,8 @@ impl ServerHandler for Server {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListSkillsResult, McpError> {
-        let page = self.page(request.as_ref().and_then(|r| r.cursor.as_deref()), &context.ct).await?;
+        let page =
+            self.page(self.ctx_for(&context), request.as_ref().and_then(|r| r.cursor.as_deref()), &context.ct).await?;
         let mut result = ListSkillsResult::with_all_items(page.skills.iter().map(entry).collect());
         result.next_cursor = page.next_offset.map(|o| o.to_string());
         Ok(result)
@@ -324,7 +350,7 @@ impl ServerHandler for Server {
         if path != uris::SKILL_MD {
             return Err(unknown());
         }
-        match self.skill(name, &context.ct).await? {
+        match self.skill(self.ctx_for(&context), name, &context.ct).await? {
             Ok(skill) => Ok(GetSkillResult::new(entry(&skill))),
             Err(refusal) => {
                 let data: Value = serde_json::from_str(&refusal).unwrap_or_else(|_| json!({"message": refusal}));
@@ -338,7 +364,8 @@ impl ServerHandler for Server {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        let page = self.page(request.as_ref().and_then(|r| r.cursor.as_deref()), &context.ct).await?;
+        let page =
+            self.page(self.ctx_for(&context), request.as_ref().and_then(|r| r.cursor.as_deref()), &context.ct).await?;
         let mut resources: Vec<Resource> = Vec::new();
         if request.as_ref().and_then(|r| r.cursor.as_ref()).is_none() {
             resources.push(
@@ -360,15 +387,15 @@ impl ServerHandler for Server {
     ) -> Result<ReadResourceResponse, McpError> {
         let uri = request.uri;
         if uri == uris::INDEX {
-            let text =
-                serde_json::to_string_pretty(&index(&self.all(&context.ct).await?)).map_err(|e| internal(e.into()))?;
+            let text = serde_json::to_string_pretty(&index(&self.all(self.ctx_for(&context), &context.ct).await?))
+                .map_err(|e| internal(e.into()))?;
             let contents = ResourceContents::text(text, &uri).with_mime_type("application/json");
             return Ok(ReadResourceResult::new(vec![contents]).into());
         }
         let Some((name, path)) = uris::parse(&uri) else {
             return Err(McpError::invalid_params(format!("no resource is served at {uri}"), None));
         };
-        let ctx = self.ctx.clone();
+        let ctx = self.ctx_for(&context);
         let file = path.clone();
         let answer = self
             .worker
