@@ -87,6 +87,7 @@ run_tests() {
     cargo clippy -p self-evolve-plugin -p self-evolve-scan --target "$WASM_TARGET" --locked -- -D warnings
     cross_check
     ensure_browser
+    mcp_conformance_suite
     step "tests"
     cargo test --workspace --locked
     wasm_unit_tests
@@ -131,6 +132,20 @@ cross_check() {
         env "CC_$env_triple=$cross/cc-$triple" "AR_$env_triple=$cross/ar-$triple" \
             cargo clippy -p self-evolve -p self-evolve-host --target "$triple" --locked -- -D warnings
     done
+}
+
+# The official MCP conformance suite (cli/tests/mcp_http.rs runs it against `self-evolve serve`),
+# on Node 22 from npm's `node` package: both pinned in tests/mcp-conformance/package-lock.json,
+# installed there, the system's Node untouched. npm 11 runs `node`'s install script.
+mcp_conformance_suite() {
+    if ! command -v npm >/dev/null 2>&1; then
+        echo "build.sh: npm is needed for the MCP conformance suite (tests/mcp-conformance); install Node.js 20+ and re-run." >&2
+        exit 1
+    fi
+    if [ ! -x tests/mcp-conformance/node_modules/node/bin/node ]; then
+        step "tests/mcp-conformance: npm ci (@modelcontextprotocol/conformance, node 22)"
+        (cd tests/mcp-conformance && npm ci --no-audit --no-fund --loglevel=error)
+    fi
 }
 
 # The operator console's browser test (cli/tests/console_browser.rs) drives headless Chromium

@@ -227,10 +227,10 @@ impl ServerHandler for Server {
     }
 
     fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
-        // Only what the server declares: resources' list-changed (rmcp intersects with the
-        // capabilities too).
-        let accepted = requested.supported_by(&self.get_info().capabilities);
-        (accepted.resources_list_changed == Some(true)).then_some(accepted)
+        // Always acknowledged, with only what the server declares (resources' list-changed;
+        // rmcp intersects with the capabilities too): the acknowledgement tells the client what
+        // it will hear, possibly nothing.
+        Some(requested.supported_by(&self.get_info().capabilities))
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
@@ -393,7 +393,7 @@ impl ServerHandler for Server {
             return Ok(ReadResourceResult::new(vec![contents]).into());
         }
         let Some((name, path)) = uris::parse(&uri) else {
-            return Err(McpError::invalid_params(format!("no resource is served at {uri}"), None));
+            return Err(McpError::invalid_params(format!("no resource is served at {uri}"), Some(json!({"uri": uri}))));
         };
         let ctx = self.ctx_for(&context);
         let file = path.clone();
@@ -402,8 +402,14 @@ impl ServerHandler for Server {
             .call_unless(&context.ct, move |p| p.catalog_read(&ctx, &name, &file))
             .await
             .map_err(internal)?;
-        let bytes =
-            answer.map_err(|e| internal(anyhow::anyhow!("{e}")))?.map_err(|refusal| plugin_refusal(&refusal))?;
+        // The refusal names the URI asked for (SEP-2164), beside the plugin's own details.
+        let bytes = answer.map_err(|e| internal(anyhow::anyhow!("{e}")))?.map_err(|refusal| {
+            let mut error = plugin_refusal(&refusal);
+            if let Some(Value::Object(data)) = error.data.as_mut() {
+                data.insert("uri".into(), json!(uri));
+            }
+            error
+        })?;
         Ok(ReadResourceResult::new(vec![contents(&uri, &path, bytes)]).into())
     }
 }
