@@ -3,7 +3,8 @@
 //! folder and this build's `self-evolve` first on PATH. A ```sh exit=N block shows a refusal: it
 //! must exit with N (it stops at its first failing command). A ```sh serve block starts a server
 //! that runs until stopped (`self-evolve ui`): it must print its `http://127.0.0.1:PORT/?token=…`
-//! link, the link must let a browser in and serve a read, then the block is stopped. A ```sh
+//! link, the link must let a browser in and serve a read, then the block is stopped (for
+//! `self-evolve serve`, its `http://127.0.0.1:PORT/mcp` must answer `server/discover`). A ```sh
 //! no-run block is shown only,
 //! and may hold no command of our own CLI: every `self-evolve` command the docs show is run here.
 //! Other shell fences (bash, shell, console, zsh) are refused, so nothing escapes the two rules.
@@ -194,6 +195,22 @@ fn get(port: u16, target: &str, cookie: Option<&str>) -> (u16, String) {
     (head.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0), head)
 }
 
+/// One `server/discover` POSTed to `self-evolve serve`'s endpoint; the whole answer.
+fn discover(port: u16) -> String {
+    use std::io::{Read, Write};
+    let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", port)) else { return String::new() };
+    stream.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: server/discover\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let _ = stream.write_all(request.as_bytes());
+    let mut bytes = Vec::new();
+    let _ = stream.read_to_end(&mut bytes);
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
 /// A ```sh serve block: runs until it prints its launch link, which must let a browser in (a
 /// session cookie) and answer a read with it; then the block's process group is stopped.
 fn run_serve_block(page: &Path, block: &Block, work: &Path, home: &Path, cache: &Path) {
@@ -252,6 +269,14 @@ fn run_serve_block(page: &Path, block: &Block, work: &Path, home: &Path, cache: 
         let rest = &link["http://127.0.0.1:".len()..];
         let (port, target) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
         let port: u16 = port.parse().map_err(|_| format!("no port in {link}"))?;
+        if target == "/mcp" {
+            // `self-evolve serve`: the endpoint answers a 2026-07-28 client's first request.
+            let answer = discover(port);
+            return match answer.contains(" 200 ") && answer.contains("supportedVersions") {
+                true => Ok(()),
+                false => Err(format!("{link} did not answer server/discover: {answer}")),
+            };
+        }
         let (status, head) = get(port, target, None);
         let cookie = head
             .lines()

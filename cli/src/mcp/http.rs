@@ -182,7 +182,7 @@ impl Gate {
         }
         let person = match self.person(&request) {
             Ok(person) => person,
-            Err(refusal) => return refusal,
+            Err(refusal) => return *refusal,
         };
         let (mut parts, body) = request.into_parts();
         parts.extensions.insert(Person(person));
@@ -223,15 +223,15 @@ impl Gate {
     }
 
     /// The person the request is for: its bearer token's, looked up in host.json as it is now.
-    fn person(&self, request: &Request<hyper::body::Incoming>) -> Result<String, Response<Body>> {
+    fn person(&self, request: &Request<hyper::body::Incoming>) -> Result<String, Box<Response<Body>>> {
         let tokens = match crate::home::host_file::HostFile::load(&self.home) {
             Ok(file) => file.serve_tokens,
             Err(err) => {
                 eprintln!("self-evolve: serve: {}", self_evolve_host::text::shown_error(&format!("{err:#}")));
-                return Err(plain(
+                return Err(Box::new(plain(
                     StatusCode::SERVICE_UNAVAILABLE,
                     "the server's host.json does not read; tell its operator",
-                ));
+                )));
             }
         };
         if tokens.is_empty() && self.loopback {
@@ -252,7 +252,7 @@ impl Gate {
                 answer
                     .headers_mut()
                     .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"self-evolve\""));
-                Err(answer)
+                Err(Box::new(answer))
             }
         }
     }
