@@ -137,6 +137,26 @@ impl HostFile {
     }
 }
 
+pub const PERSON_RULE: &str =
+    "a person's name is 1 to 64 of a-z, 0-9, `.`, `_` and `-`, starting with a letter or digit";
+
+pub fn valid_person(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name.bytes().next().is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'.' | b'_' | b'-'))
+}
+
+pub fn parse_hex(hex: &str) -> Option<[u8; 32]> {
+    if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
+        return None;
+    }
+    let mut out = [0u8; 32];
+    for (i, byte) in out.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).ok()?;
+    }
+    Some(out)
+}
+
 /// `serve`: `{"tokens": {"PERSON": {"sha256": "<64 hex>", "createdMs": …}}}`.
 fn serve_tokens(value: &Value) -> Result<Vec<ServeToken>> {
     let serve = object(value, "`serve`")?;
@@ -145,14 +165,14 @@ fn serve_tokens(value: &Value) -> Result<Vec<ServeToken>> {
     let mut found = Vec::new();
     for (person, entry) in object(tokens, "`serve.tokens`")? {
         let prefix = format!("serve.tokens.{}.", visible(person));
-        if !crate::mcp::tokens::valid_person(person) {
-            bail!("`serve.tokens.{}`: {}", visible(person), crate::mcp::tokens::PERSON_RULE);
+        if !valid_person(person) {
+            bail!("`serve.tokens.{}`: {}", visible(person), PERSON_RULE);
         }
         let entry = object(entry, &format!("`serve.tokens.{}`", visible(person)))?;
         unknown(entry, &["sha256", "createdMs"], &prefix)?;
         let hex = string(entry, "sha256", &prefix)?.ok_or_else(|| anyhow!("`{prefix}sha256` is required"))?;
-        let sha256 = crate::mcp::tokens::parse_hex(&hex)
-            .ok_or_else(|| anyhow!("`{prefix}sha256` must be 64 lowercase hex digits (a SHA-256)"))?;
+        let sha256 =
+            parse_hex(&hex).ok_or_else(|| anyhow!("`{prefix}sha256` must be 64 lowercase hex digits (a SHA-256)"))?;
         found.push(ServeToken { person: person.clone(), sha256 });
     }
     Ok(found)

@@ -6,34 +6,14 @@
 //! Owns: the token format, the person-name rule, the edit of host.json's `serve.tokens` (under a
 //! lock, so two edits at once both land) and the constant-time match.
 
-use crate::home::host_file::{HostFile, ServeToken};
+use crate::home::host_file::{HostFile, PERSON_RULE, ServeToken, valid_person};
 use anyhow::{Context, Result, bail};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 use std::path::Path;
 
-pub const PERSON_RULE: &str =
-    "a person's name is 1 to 64 of a-z, 0-9, `.`, `_` and `-`, starting with a letter or digit";
-
 /// What a token starts with, so a scanner (ours included) and a person can tell one apart.
 const PREFIX: &str = "sevt_";
-
-pub fn valid_person(name: &str) -> bool {
-    (1..=64).contains(&name.len())
-        && name.bytes().next().is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
-        && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'.' | b'_' | b'-'))
-}
-
-pub fn parse_hex(hex: &str) -> Option<[u8; 32]> {
-    if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
-        return None;
-    }
-    let mut out = [0u8; 32];
-    for (i, byte) in out.iter_mut().enumerate() {
-        *byte = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).ok()?;
-    }
-    Some(out)
-}
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
