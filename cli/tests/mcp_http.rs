@@ -188,6 +188,23 @@ fn a_token_admits_its_person_and_a_revoked_one_nothing() {
     let (status, _) =
         serve.post(&[V2026, CALL, TOOL, ("Authorization", &format!("Bearer {bob}"))], &create_body("bob-deploy"));
     assert_eq!(status, 200);
+    // The last token revoked, the server does not open up: it refuses everyone.
+    let out = Command::new(env!("CARGO_BIN_EXE_self-evolve"))
+        .args(["serve", "token", "remove", "bob", "--home"])
+        .arg(&home)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let bearer_bob = format!("Bearer {bob}");
+    for auth in [None, Some(bearer_bob.as_str())] {
+        let mut headers = vec![V2026, CALL, TOOL];
+        if let Some(auth) = auth {
+            headers.push(("Authorization", auth));
+        }
+        let (status, _) = serve.post(&headers, &create_body("after-last-revoke"));
+        assert_eq!(status, 401, "{auth:?}");
+    }
+    assert!(!skills.join("after-last-revoke").exists());
 }
 
 fn grep(dir: &Path, needle: &str) -> bool {

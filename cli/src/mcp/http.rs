@@ -69,7 +69,7 @@ pub fn serve(options: Options, http: HttpOptions) -> Result<()> {
         let bound = listener.local_addr()?;
         started.spawn_ticker();
         let mcp = service(&started, bound, &http.allow_hosts);
-        let gate = Arc::new(Gate { home, loopback: bound.ip().is_loopback() });
+        let gate = Arc::new(Gate { home, open: bound.ip().is_loopback() && tokens.is_empty() });
         // The address is the first line on stdout (`--bind 127.0.0.1:0` picks a free port).
         println!("http://{bound}{PATH}");
         eprintln!(
@@ -171,8 +171,10 @@ fn service(started: &Started, bound: SocketAddr, allow_hosts: &[String]) -> Mcp 
 /// What every request passes before rmcp.
 struct Gate {
     home: PathBuf,
-    /// Bound to loopback: with no token in host.json, requests are served as person `local`.
-    loopback: bool,
+    /// Bound to loopback and started with no token in host.json: requests are served as person
+    /// `local` while there is still none. A server started with tokens never opens, not even
+    /// when the last one is revoked.
+    open: bool,
 }
 
 impl Gate {
@@ -234,7 +236,7 @@ impl Gate {
                 )));
             }
         };
-        if tokens.is_empty() && self.loopback {
+        if tokens.is_empty() && self.open {
             return Ok("local".to_string());
         }
         let given =
