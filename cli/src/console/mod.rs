@@ -11,7 +11,7 @@ mod api;
 mod args;
 mod charts;
 mod evals;
-pub(crate) mod http;
+mod http;
 mod peer;
 mod serve;
 mod stamp;

@@ -29,7 +29,8 @@ pub fn person<'a>(tokens: &'a [ServeToken], bearer: &str) -> Option<&'a str> {
     let wanted = digest(bearer);
     let mut found = None;
     for token in tokens {
-        if crate::console::http::same(&token.sha256, &wanted) {
+        // Every byte compared, whatever differs first.
+        if token.sha256.iter().zip(&wanted).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0 {
             found = Some(token.person.as_str());
         }
     }
