@@ -4,74 +4,15 @@
 //! 2025-11-25 and 2026-07-28; and the gate before rmcp: tokens, revocation, Origin, bodies.
 
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 mod mcp_support;
-use mcp_support::{skill, wasm};
-
-struct Serve {
-    child: Child,
-    url: String,
-}
-
-impl Serve {
-    fn start(home: &Path, extra: &[&str]) -> Serve {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_self-evolve"))
-            .env("SELF_EVOLVE_CACHE_DIR", env!("CARGO_TARGET_TMPDIR"))
-            .env_remove("SELF_EVOLVE_ACTIVATION")
-            .arg("--wasm")
-            .arg(wasm())
-            .args(["serve", "--home"])
-            .arg(home)
-            .args(["--bind", "127.0.0.1:0"])
-            .args(extra)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-        assert!(line.starts_with("http://127.0.0.1:"), "the URL first: {line:?}");
-        Serve { child, url: line.trim().to_string() }
-    }
-
-    fn port(&self) -> u16 {
-        self.url.trim_start_matches("http://127.0.0.1:").trim_end_matches("/mcp").parse().unwrap()
-    }
-
-    /// One raw HTTP/1.1 POST to /mcp: the status and the body.
-    fn post(&self, headers: &[(&str, &str)], body: &str) -> (u16, String) {
-        let mut tcp = TcpStream::connect(("127.0.0.1", self.port())).unwrap();
-        tcp.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
-        let mut head = format!(
-            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
-            self.port(),
-            body.len()
-        );
-        for (name, value) in headers {
-            head.push_str(&format!("{name}: {value}\r\n"));
-        }
-        head.push_str("\r\n");
-        // A server that refuses early (a body past the bound) may close before all is sent.
-        let _ = tcp.write_all(head.as_bytes()).and_then(|()| tcp.write_all(body.as_bytes()));
-        let mut answer = String::new();
-        let _ = tcp.read_to_string(&mut answer);
-        let status = answer.get(9..12).and_then(|s| s.parse().ok()).unwrap_or(0);
-        let body = answer.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default();
-        (status, body)
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use mcp_support::serve::Serve;
+use mcp_support::skill;
 
 const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
 const V2026: (&str, &str) = ("MCP-Protocol-Version", "2026-07-28");
@@ -264,4 +205,88 @@ fn beyond_loopback_without_a_token_it_does_not_start() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// A client that loses its connection mid-request: cut inside the body, nothing is written; cut
+/// right after the whole request, without reading the answer, the write lands whole. Either
+/// way no half-written skill and no stray temporary file is left, and the server goes on serving.
+#[test]
+fn a_request_cut_off_mid_write_lands_whole_or_not_at_all() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let serve = Serve::start(&home, &[]);
+    let skills = home.join("skills");
+    let headers = [V2026, CALL, TOOL];
+
+    let body = create_body("cut-in-body");
+    let mut tcp = TcpStream::connect(("127.0.0.1", serve.port())).unwrap();
+    tcp.write_all(serve.head(&headers, body.len()).as_bytes()).unwrap();
+    tcp.write_all(&body.as_bytes()[..body.len() / 2]).unwrap();
+    drop(tcp);
+
+    let mut cut = Vec::new();
+    for i in 0..20 {
+        let name = format!("cut-after-{i}");
+        let body = create_body(&name);
+        let mut tcp = TcpStream::connect(("127.0.0.1", serve.port())).unwrap();
+        tcp.write_all(serve.head(&headers, body.len()).as_bytes()).unwrap();
+        tcp.write_all(body.as_bytes()).unwrap();
+        tcp.shutdown(std::net::Shutdown::Both).unwrap();
+        cut.push(name);
+    }
+    // The server still serves, and by the time this answer comes every earlier request is done.
+    let (status, answer) = serve.post(&headers, &create_body("after-the-cuts"));
+    assert_eq!(status, 200, "{answer}");
+    std::thread::sleep(Duration::from_millis(500));
+
+    assert!(!skills.join("cut-in-body").exists(), "a request cut inside its body writes nothing");
+    for entry in std::fs::read_dir(&skills).unwrap().flatten() {
+        let name = entry.file_name().into_string().unwrap();
+        assert!(name == "after-the-cuts" || cut.contains(&name), "a stray entry in skills/: {name}");
+        let files: Vec<_> = std::fs::read_dir(entry.path()).unwrap().flatten().map(|e| e.file_name()).collect();
+        assert_eq!(files, vec![std::ffi::OsString::from("SKILL.md")], "{name}: only its SKILL.md");
+        let text = std::fs::read_to_string(entry.path().join("SKILL.md")).unwrap();
+        let head = format!("---\nname: {name}\ndescription: Deploy {name}. Use when deploying {name}.\n");
+        assert!(text.starts_with(&head) && text.ends_with("\n---\nRun the steps.\n"), "{name}: whole: {text:?}");
+    }
+}
+
+/// Inside one 2025-11-25 session over HTTP, a client reuses an id as soon as its answer arrived,
+/// thousands of times, alternating two methods: every answer carries that id and belongs to the
+/// request just sent (a stale entry for the id would hand one request's answer to the other).
+#[test]
+fn an_id_reused_in_an_http_session_as_soon_as_answered_is_always_answered_right() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    skill(&home.join("skills"), "pdf-forms", "Fill PDF forms. Use when a form must be filled.");
+    let serve = Serve::start(&home, &[]);
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"reuse","version":"0"}}}"#;
+    let (status, head, body) = serve.exchange(&[], init);
+    assert_eq!(status, 200, "{body}");
+    let session = head
+        .lines()
+        .find_map(|l| {
+            l.split_once(':').filter(|(k, _)| k.eq_ignore_ascii_case("mcp-session-id")).map(|(_, v)| v.trim())
+        })
+        .expect("a session id")
+        .to_string();
+    let headers = [("Mcp-Session-Id", session.as_str()), ("MCP-Protocol-Version", "2025-11-25")];
+    let (status, _) = serve.post(&headers, r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    assert_eq!(status, 202);
+    let answer = |body: &str| -> Value {
+        // A JSON body, or the SSE event carrying it (after a priming event with no data).
+        let json = body.lines().find_map(|l| l.strip_prefix("data: ").filter(|d| d.starts_with('{'))).unwrap_or(body);
+        serde_json::from_str(json.trim()).unwrap_or(Value::Null)
+    };
+    let mut wrong = Vec::new();
+    for i in 0..2000 {
+        let (method, key) = if i % 2 == 0 { ("tools/list", "tools") } else { ("resources/list", "resources") };
+        let (status, body) = serve.post(&headers, &format!(r#"{{"jsonrpc":"2.0","id":7,"method":"{method}"}}"#));
+        let answer = answer(&body);
+        if status != 200 || answer["id"] != 7 || answer["result"].get(key).is_none() {
+            wrong.push(format!("{i}: {status} {body}"));
+        }
+    }
+    assert!(wrong.is_empty(), "{} of 2000 answered wrong, first: {:?}", wrong.len(), wrong.first());
 }

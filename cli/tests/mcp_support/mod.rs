@@ -2,6 +2,8 @@
 //! on a home and a project, send lines, read answers by id, close its input and read its log.
 #![allow(dead_code)]
 
+pub mod serve;
+
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
